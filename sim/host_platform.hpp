@@ -1,0 +1,67 @@
+// The Platform contract (spec/platform.hpp) on the host: every barrier instruction, bulk
+// copy and block sync is a scheduling point of the fiber runtime; the emulator
+// (sim/mbarrier.hpp) gives it its meaning.
+#pragma once
+
+#include "sim/runtime.hpp"
+
+namespace mbcheck::sim {
+
+struct HostPlatform {
+  using Barrier = MbarrierState;
+  using Token = MbarrierToken;
+
+  static Runtime& rt() { return Runtime::current(); }
+
+  // mbarrier instructions
+  static void mbarrier_init(Barrier& b, std::uint32_t count) { rt().init(b, count); }
+  static void mbarrier_inval(Barrier& b) { rt().inval(b); }
+  static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1) { return rt().arrive(b, count, false); }
+  static Token mbarrier_arrive_no_complete(Barrier& b, std::uint32_t count) { return rt().arrive(b, count, true); }
+  static Token mbarrier_arrive_expect_tx(Barrier& b, std::uint32_t bytes) { return rt().arrive_expect_tx(b, bytes); }
+  static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1) { return rt().arrive_drop(b, count); }
+  static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes) { rt().expect_tx(b, bytes); }
+  static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes) { rt().complete_tx(b, bytes); }
+  static void mbarrier_wait_parity(Barrier& b, std::int64_t phase) { rt().wait(b, phase); }
+  static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase) {
+    return rt().test_wait(b, phase, OpKind::test_wait);
+  }
+  static bool mbarrier_try_wait_parity(Barrier& b, std::int64_t phase) {
+    return rt().test_wait(b, phase, OpKind::try_wait);
+  }
+  static bool mbarrier_test_wait(Barrier& b, Token t) { return rt().test_wait(b, t.phase, OpKind::test_wait, &t); }
+  static bool mbarrier_try_wait(Barrier& b, Token t) { return rt().test_wait(b, t.phase, OpKind::try_wait, &t); }
+  static std::uint32_t mbarrier_pending_count(Token t) { return rt().pending_count(t); }
+
+  // async copies, fences, block sync
+  static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b) {
+    rt().bulk_copy(smem, gmem, bytes, b);
+  }
+  // Orders this thread's generic-proxy writes before later async-proxy reads; the emulator
+  // has one memory, so there is nothing to do until accesses are tracked for races.
+  static void fence_proxy_async_shared_cta() {}
+  static void sync_threads() { rt().block_sync(); }
+
+  // thread identity
+  static std::uint32_t thread_idx() { return rt().self().thread; }
+  static std::uint32_t block_idx() { return rt().self().cta; }
+  static std::uint32_t block_dim() { return rt().launch().threads_per_cta; }
+  static std::uint32_t grid_dim() { return rt().launch().ctas; }
+  static std::uint32_t warp_size() { return rt().launch().warp_size; }
+  static std::uint32_t warp_idx() { return thread_idx() / warp_size(); }
+  static std::uint32_t lane_idx() { return thread_idx() % warp_size(); }
+  static bool elect_one() { return lane_idx() == 0; }
+  static unsigned char* shared_memory() { return rt().shared_memory(); }
+
+  // data and checks
+  template <class T>
+  static T load(const T* p) { return *p; }
+  template <class T>
+  static void store(T* p, T v) { *p = v; }
+  static void label(Barrier& b, const char* name, int index) { rt().label(b, name, index); }
+  static void check(bool ok, const char* what) {
+    if (!ok) rt().check_failed(what);
+  }
+};
+
+}  // namespace mbcheck::sim

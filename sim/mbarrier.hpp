@@ -1,0 +1,96 @@
+// The mbarrier emulator: the exact SM90 state machine of docs/mbarrier-semantics.md.
+//
+// Pure data, no fibers: every PTX instruction on an mbarrier is one member function named
+// after it. Anything PTX leaves undefined (or unspecified) throws MisuseError with a
+// specific kind; the runtime turns that into a "misuse" or "aliasing" verdict.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace mbcheck::sim {
+
+// Limits from the PTX ISA (mbarrier, v0 layout).
+inline constexpr std::int64_t kMaxArriveCount = (1 << 20) - 1;  // expected/pending/count
+inline constexpr std::int64_t kMaxTxCount = (1 << 20) - 1;       // |tx-count|
+
+enum class MisuseKind : std::uint8_t {
+  uninitialized,        // any op but init on memory never initialised
+  invalidated,          // any op but init after inval
+  reinit_live,          // init on a live (initialised, not invalidated) barrier
+  count_out_of_range,   // init/arrive/arrive_drop count outside [1, 2^20-1] or dropping below 0
+  over_arrival,         // pending would go below zero
+  tx_out_of_range,      // tx-count outside [-(2^20-1), 2^20-1]
+  nocomplete_completes, // arrive.noComplete that completes the phase
+  phase_aliasing,       // wait for a phase that is neither the current nor the preceding one
+  missing_wait,         // arrive-on of phase k+1 with no successful wait on phase k
+  expect_tx_completes,  // expect_tx brings tx to 0 with pending 0: unspecified by PTX
+  bad_token,            // token from another barrier, or pending_count on a non-noComplete token
+  tma_misaligned,       // cp.async.bulk size/address not a multiple of 16
+};
+
+std::string_view to_string(MisuseKind kind);
+
+struct MisuseError : std::runtime_error {
+  MisuseKind kind;
+  MisuseError(MisuseKind k, const std::string& message) : std::runtime_error(message), kind(k) {}
+};
+
+// What mbarrier.arrive returns: the state of the phase before the arrive. The sim keeps the
+// full phase number (hardware keeps only enough to tell current from preceding).
+struct MbarrierToken {
+  std::uint32_t barrier_id = 0;
+  bool no_complete = false;
+  std::int64_t phase = 0;         // phase the arrive happened in
+  std::uint32_t pending_after = 0;  // pending count right after the arrive
+};
+
+// All-zero bytes are uninitialised shared memory, so a zero-filled smem buffer holds
+// barriers in exactly the state hardware gives them before init.
+struct MbarrierState {
+  enum class Life : std::uint8_t { uninitialized = 0, live = 1, invalidated = 2 };
+
+  std::uint32_t id = 0;        // runtime's registry index (0: not seen yet)
+  Life life = Life::uninitialized;
+  bool phase_observed = false;  // a wait returned true since the last completion ("missing wait")
+  std::int64_t phase = 0;      // full phase count; hardware exposes only its parity
+  std::uint32_t expected = 0;  // what pending resets to on completion
+  std::uint32_t pending = 0;   // arrivals still missing in the current phase
+  std::int32_t tx = 0;         // pending transaction bytes (signed: copies may land early)
+  std::uint64_t version = 0;   // bumped on every state change (spin-loop detection)
+
+  // --- instructions ------------------------------------------------------------------
+  // Each returns whether the current phase completed because of it (the runtime wakes
+  // waiters then). The name says which PTX instruction it is.
+  void init(std::int64_t count);                              // mbarrier.init
+  void inval();                                               // mbarrier.inval
+  // mbarrier.arrive{.noComplete} with count; returns the token and whether it completed.
+  MbarrierToken arrive(std::int64_t count, bool no_complete, bool* completed);
+  MbarrierToken arrive_expect_tx(std::int64_t bytes, bool* completed);  // mbarrier.arrive.expect_tx
+  MbarrierToken arrive_drop(std::int64_t count, bool* completed);       // mbarrier.arrive_drop
+  void expect_tx(std::int64_t bytes);                         // mbarrier.expect_tx
+  bool complete_tx(std::int64_t bytes);                       // mbarrier.complete_tx / TMA landing
+  // mbarrier.test_wait / try_wait .parity: `awaited_phase` is the full number of the phase
+  // whose completion is awaited (-1: the phase before init, complete from the start);
+  // hardware sees only its parity. Returns the hardware's answer; throws phase_aliasing when
+  // the phase is neither current nor preceding (the parity answer may then be wrong).
+  bool test_wait_parity(std::int64_t awaited_phase);
+  bool test_wait(const MbarrierToken& token);                 // by state token
+  static std::uint32_t pending_count(const MbarrierToken& token);  // mbarrier.pending_count
+
+  // --- queries (no side effects, for the scheduler and reports) ----------------------
+  bool is_live() const { return life == Life::live; }
+  // Would a blocking wait for `awaited_phase` return (or report a misuse) if run now?
+  bool wait_would_proceed(std::int64_t awaited_phase) const;
+  std::string describe() const;  // "phase 2, pending 127/128, tx 0"
+
+ private:
+  void require_live(std::string_view op) const;
+  bool arrive_on(std::int64_t count, std::string_view op);  // the common arrive-on step
+  bool complete_if_done();
+  void check_tx(std::int64_t new_tx, std::string_view op) const;
+};
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,232 @@
+#include "sim/protocols.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "sim/host_platform.hpp"
+#include "spec/kernels/residual_add.hpp"
+
+namespace mbcheck::sim {
+
+namespace {
+
+// Reads integer and float options, with one clear error per bad value.
+class OptionReader {
+ public:
+  OptionReader(const ProtocolInfo& info, const std::map<std::string, std::string>& given) : info_(info) {
+    for (const auto& opt : info.options) values_[opt.name] = opt.default_value;
+    for (const auto& [k, v] : given) {
+      if (!values_.count(k)) throw ShapeError(fmt::format("{} has no option --{}", info.name, k));
+      values_[k] = v;
+    }
+  }
+  std::uint64_t integer(const std::string& name, std::uint64_t lo, std::uint64_t hi) {
+    const std::string& v = values_.at(name);
+    std::uint64_t out = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || end != v.data() + v.size())
+      throw ShapeError(fmt::format("--{} {}: not a whole number", name, v));
+    if (out < lo || out > hi) throw ShapeError(fmt::format("--{} {}: must be in [{}, {}]", name, v, lo, hi));
+    return out;
+  }
+  float real(const std::string& name) {
+    const std::string& v = values_.at(name);
+    char* end = nullptr;
+    float out = std::strtof(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(out))
+      throw ShapeError(fmt::format("--{} {}: not a finite number", name, v));
+    return out;
+  }
+  std::string choice(const std::string& name, const std::vector<std::string>& allowed) {
+    const std::string& v = values_.at(name);
+    for (const auto& a : allowed)
+      if (a == v) return v;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw ShapeError(fmt::format("--{} {}: must be one of {}", name, v, list));
+  }
+  const std::map<std::string, std::string>& values() const { return values_; }
+
+ private:
+  const ProtocolInfo& info_;
+  std::map<std::string, std::string> values_;
+};
+
+// 16-byte aligned float array (bulk copies need 16-byte aligned global addresses).
+class FloatBuffer {
+ public:
+  explicit FloatBuffer(std::size_t n) : storage_(n + 4) {
+    auto addr = reinterpret_cast<std::uintptr_t>(storage_.data());
+    offset_ = ((16 - addr % 16) % 16) / sizeof(float);
+  }
+  float* data() { return storage_.data() + offset_; }
+  const float* data() const { return storage_.data() + offset_; }
+
+ private:
+  std::vector<float> storage_;
+  std::size_t offset_ = 0;
+};
+
+// --- epi-load: the residual-add epilogue over EpiLoadPipeline ---------------------------
+
+const ProtocolInfo kEpiLoad{
+    "epi-load",
+    "residual-add epilogue D = accum + beta*C: 1 TMA load warp -> store warps over EpiLoadPipeline",
+    {
+        {"stages", "2", "pipeline stages (1..8)"},
+        {"tiles", "8", "tiles of C to stream through the pipeline"},
+        {"store-warps", "4", "epilogue-store (consumer) warps"},
+        {"threads-per-warp", "32", "threads per warp (smaller values shrink the shape)"},
+        {"tile-elems", "1024", "floats per tile (multiple of 4)"},
+        {"last-tile-elems", "0", "floats in the last tile, for a ragged edge (0: a full tile)"},
+        {"ctas", "1", "CTAs in the (persistent) grid"},
+        {"copy-pieces", "1", "pieces each bulk copy lands in (one complete_tx each)"},
+        {"beta", "0.5", "the beta of D = accum + beta*C"},
+        {"mutation", "none", "a deliberate protocol bug (see the mutation list)"},
+    },
+    {"consumer-count-plus-one"},
+};
+
+using KernelFn = void (*)(const ResidualAddParams&);
+
+template <int S>
+void epi_load_kernel(const ResidualAddParams& p) {
+  residual_add_kernel<HostPlatform, S>(p);
+}
+
+template <int S>
+std::uint32_t epi_load_smem(const ResidualAddParams& p) {
+  return residual_add_smem_bytes<HostPlatform, S>(p);
+}
+
+constexpr KernelFn kEpiLoadKernels[] = {epi_load_kernel<1>, epi_load_kernel<2>, epi_load_kernel<3>, epi_load_kernel<4>,
+                                        epi_load_kernel<5>, epi_load_kernel<6>, epi_load_kernel<7>, epi_load_kernel<8>};
+constexpr std::uint32_t (*kEpiLoadSmem[])(const ResidualAddParams&) = {
+    epi_load_smem<1>, epi_load_smem<2>, epi_load_smem<3>, epi_load_smem<4>,
+    epi_load_smem<5>, epi_load_smem<6>, epi_load_smem<7>, epi_load_smem<8>};
+
+class EpiLoadProgram final : public BundledProgram {
+ public:
+  explicit EpiLoadProgram(const std::map<std::string, std::string>& given) {
+    OptionReader r(kEpiLoad, given);
+    stages_ = static_cast<int>(r.integer("stages", 1, 8));
+    const auto tiles = static_cast<std::uint32_t>(r.integer("tiles", 1, 1u << 20));
+    params_.store_warps = static_cast<std::uint32_t>(r.integer("store-warps", 1, 31));
+    shape_.warp_size = static_cast<std::uint32_t>(r.integer("threads-per-warp", 1, 32));
+    params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 1u << 20));
+    const auto last = static_cast<std::uint32_t>(r.integer("last-tile-elems", 0, 1u << 20));
+    shape_.ctas = static_cast<std::uint32_t>(r.integer("ctas", 1, 1024));
+    shape_.copy_pieces = static_cast<std::uint32_t>(r.integer("copy-pieces", 1, 64));
+    params_.beta = r.real("beta");
+    std::vector<std::string> mutations{"none"};
+    mutations.insert(mutations.end(), kEpiLoad.mutations.begin(), kEpiLoad.mutations.end());
+    const std::string mutation = r.choice("mutation", mutations);
+    if (mutation == "consumer-count-plus-one") params_.mutation = ResidualAddMutation::consumer_count_plus_one;
+
+    if (params_.tile_elems % 4 != 0)
+      throw ShapeError(fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes, so tiles hold a "
+                                   "multiple of 4 floats",
+                                   params_.tile_elems));
+    const std::uint64_t tile_bytes = std::uint64_t{params_.tile_elems} * sizeof(float);
+    if (tile_bytes > static_cast<std::uint64_t>(kMaxTxCount))
+      throw ShapeError(fmt::format("--tile-elems {}: a tile of {} bytes exceeds the mbarrier tx-count limit "
+                                   "2^20-1 = {}",
+                                   params_.tile_elems, tile_bytes, kMaxTxCount));
+    if (last != 0 && (last % 4 != 0 || last > params_.tile_elems))
+      throw ShapeError(fmt::format("--last-tile-elems {}: must be a multiple of 4 and at most --tile-elems {}",
+                                   last, params_.tile_elems));
+    shape_.threads_per_cta = (1 + params_.store_warps) * shape_.warp_size;
+    if (shape_.threads_per_cta > 1024)
+      throw ShapeError(fmt::format("{} threads per CTA (1 load warp + {} store warps of {}): a CTA has at most "
+                                   "1024 threads",
+                                   shape_.threads_per_cta, params_.store_warps, shape_.warp_size));
+    const std::uint64_t elems = std::uint64_t{tiles - 1} * params_.tile_elems + (last ? last : params_.tile_elems);
+    if (elems > std::numeric_limits<std::uint32_t>::max() / 2)
+      throw ShapeError(fmt::format("{} elements in all: too large for one run", elems));
+    params_.num_elems = static_cast<std::uint32_t>(elems);
+    shape_.smem_bytes = kEpiLoadSmem[stages_ - 1](params_);
+    if (shape_.smem_bytes > 227 * 1024)
+      throw ShapeError(fmt::format("{} bytes of shared memory ({} stages of {} floats): sm_90 allows 227 KiB per CTA",
+                                   shape_.smem_bytes, stages_, params_.tile_elems));
+    options_ = r.values();
+
+    accum_ = std::make_unique<FloatBuffer>(params_.num_elems);
+    c_ = std::make_unique<FloatBuffer>(params_.num_elems);
+    d_ = std::make_unique<FloatBuffer>(params_.num_elems);
+    expected_.resize(params_.num_elems);
+    // Fixed inputs (the schedule, not the data, is what varies between executions).
+    SplitMix64Data gen(0x5eed);
+    for (std::uint32_t i = 0; i < params_.num_elems; ++i) {
+      accum_->data()[i] = gen.real();
+      c_->data()[i] = gen.real();
+    }
+    residual_add_reference(accum_->data(), c_->data(), params_.beta, expected_.data(), params_.num_elems);
+    params_.accum = accum_->data();
+    params_.c = c_->data();
+    params_.d = d_->data();
+    kernel_ = kEpiLoadKernels[stages_ - 1];
+  }
+
+  LaunchShape shape() const override { return shape_; }
+  void reset() override {
+    // A NaN pattern, so an element the kernel never writes cannot match the reference.
+    std::memset(d_->data(), 0xff, std::size_t{params_.num_elems} * sizeof(float));
+  }
+  void thread_main() override { kernel_(params_); }
+  std::optional<std::string> check_result() override {
+    for (std::uint32_t i = 0; i < params_.num_elems; ++i) {
+      if (std::memcmp(&d_->data()[i], &expected_[i], sizeof(float)) != 0)
+        return fmt::format("D[{}] (tile {}) = {}, expected {} = {} + {} * {}: the output differs from the "
+                           "CPU reference",
+                           i, i / params_.tile_elems, d_->data()[i], expected_[i], accum_->data()[i], params_.beta,
+                           c_->data()[i]);
+    }
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> options() const override { return options_; }
+  std::string result_summary() const override {
+    return fmt::format("D matches the CPU reference bit for bit ({} elements, {} tiles)", params_.num_elems,
+                       residual_add_num_tiles(params_));
+  }
+
+ private:
+  struct SplitMix64Data {
+    explicit SplitMix64Data(std::uint64_t s) : state(s) {}
+    float real() {  // in [-1, 1), on a 2^-20 grid
+      std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      return static_cast<float>(static_cast<std::int64_t>(z >> 43) - (1 << 20)) / static_cast<float>(1 << 20);
+    }
+    std::uint64_t state;
+  };
+
+  int stages_ = 2;
+  ResidualAddParams params_;
+  LaunchShape shape_;
+  KernelFn kernel_ = nullptr;
+  std::map<std::string, std::string> options_;
+  std::unique_ptr<FloatBuffer> accum_, c_, d_;
+  std::vector<float> expected_;
+};
+
+}  // namespace
+
+const std::vector<ProtocolInfo>& bundled_protocols() {
+  static const std::vector<ProtocolInfo> all{kEpiLoad};
+  return all;
+}
+
+std::unique_ptr<BundledProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options) {
+  if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
+  std::string known;
+  for (const auto& p : bundled_protocols()) known += (known.empty() ? "" : ", ") + p.name;
+  throw ShapeError(fmt::format("unknown protocol '{}' (bundled: {})", name, known));
+}
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,34 @@
+// Replay tokens: one printable string that names the protocol, its shape and the exact
+// schedule of an execution, so `mbcheck replay TOKEN` reproduces it step for step.
+//
+//   mb1:<protocol>:<key>=<value>,<key>=<value>,...:<schedule>
+// The schedule is the agent chosen at each step, run-length encoded as (agent, repeat)
+// LEB128 varints, then base64url without padding.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/runtime.hpp"
+
+namespace mbcheck::sim {
+
+struct ReplayToken {
+  std::string protocol;
+  std::map<std::string, std::string> options;  // shape flags, canonical order
+  std::vector<AgentId> schedule;
+};
+
+struct TokenError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string encode_token(const ReplayToken& token);
+ReplayToken decode_token(const std::string& text);  // throws TokenError saying what is wrong
+
+std::string encode_schedule(const std::vector<AgentId>& schedule);
+std::vector<AgentId> decode_schedule(const std::string& text);
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,674 @@
+#include "sim/runtime.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/all.hpp>
+#include <cstring>
+#include <exception>
+#include <map>
+
+namespace mbcheck::sim {
+
+namespace {
+thread_local Runtime* tl_runtime = nullptr;
+}
+
+const char* to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::start: return "start";
+    case OpKind::init: return "init";
+    case OpKind::inval: return "inval";
+    case OpKind::arrive: return "arrive";
+    case OpKind::arrive_expect_tx: return "arrive.expect_tx";
+    case OpKind::arrive_drop: return "arrive_drop";
+    case OpKind::expect_tx: return "expect_tx";
+    case OpKind::complete_tx: return "complete_tx";
+    case OpKind::wait: return "wait";
+    case OpKind::test_wait: return "test_wait";
+    case OpKind::try_wait: return "try_wait";
+    case OpKind::bulk_copy: return "cp.async.bulk";
+    case OpKind::copy_land: return "copy lands";
+    case OpKind::block_sync: return "sync_threads";
+  }
+  return "?";
+}
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::completed: return "completed";
+    case Verdict::deadlock: return "deadlock";
+    case Verdict::livelock: return "livelock";
+    case Verdict::misuse: return "misuse";
+    case Verdict::aliasing: return "aliasing";
+    case Verdict::assertion: return "assertion";
+    case Verdict::exception: return "exception";
+    case Verdict::step_limit: return "step-limit";
+    case Verdict::diverged: return "diverged";
+  }
+  return "?";
+}
+
+// The boost::fibers scheduling algorithm of one OS thread. It keeps no ready queue: the
+// runtime decides which context runs next (next_ctx_) and this class hands it to Boost.
+// Boost re-awakens every context it switches away from; only the main and dispatcher
+// contexts need remembering, and a newborn fiber's context is bound to its agent here.
+class StrategyScheduler final : public boost::fibers::algo::algorithm {
+ public:
+  void awakened(boost::fibers::context* ctx) noexcept override {
+    if (ctx->is_context(boost::fibers::type::main_context)) {
+      main_ = ctx;
+      main_ready_ = true;
+    } else if (ctx->is_context(boost::fibers::type::dispatcher_context)) {
+      dispatcher_ = ctx;
+      dispatcher_ready_ = true;
+    } else if (Runtime* rt = tl_runtime; rt && rt->newborn_ != kNoAgent) {
+      Agent& a = rt->agents_[rt->newborn_];
+      if (a.ctx == nullptr) a.ctx = ctx;
+    }
+  }
+
+  boost::fibers::context* pick_next() noexcept override {
+    if (Runtime* rt = tl_runtime; rt && rt->next_ctx_) {
+      boost::fibers::context* next = rt->next_ctx_;
+      rt->next_ctx_ = nullptr;
+      if (next == main_) main_ready_ = false;
+      if (next == dispatcher_) dispatcher_ready_ = false;
+      return next;
+    }
+    if (main_ready_) {
+      main_ready_ = false;
+      return main_;
+    }
+    if (dispatcher_ready_) {
+      dispatcher_ready_ = false;
+      return dispatcher_;
+    }
+    return nullptr;
+  }
+
+  bool has_ready_fibers() const noexcept override {
+    Runtime* rt = tl_runtime;
+    return (rt && rt->next_ctx_) || main_ready_ || dispatcher_ready_;
+  }
+  // Nothing here ever waits on time or on other threads.
+  void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {}
+  void notify() noexcept override {}
+
+  boost::fibers::context* dispatcher() const { return dispatcher_; }
+
+ private:
+  boost::fibers::context* main_ = nullptr;
+  boost::fibers::context* dispatcher_ = nullptr;
+  bool main_ready_ = false;
+  bool dispatcher_ready_ = false;
+};
+
+namespace {
+thread_local StrategyScheduler* tl_scheduler = nullptr;
+
+void install_scheduler() {
+  if (tl_scheduler) return;
+  auto* algo = new StrategyScheduler();  // owned (ref-counted) by boost::fibers' per-thread scheduler
+  tl_scheduler = algo;
+  boost::fibers::context::active()->get_scheduler()->set_algo(boost::fibers::algo::algorithm::ptr_t(algo));
+}
+}  // namespace
+
+struct Runtime::StackPool {
+  // 64 KiB per fiber, pooled: executions create and drop hundreds of fibers each.
+  boost::fibers::pooled_fixedsize_stack stacks{64 * 1024};
+};
+
+Runtime::Runtime() : stacks_(std::make_unique<StackPool>()) {}
+Runtime::~Runtime() = default;
+
+Runtime& Runtime::current() { return *tl_runtime; }
+
+unsigned char* Runtime::shared_memory() {
+  auto& smem = ctas_[current_->cta].smem;
+  auto addr = reinterpret_cast<std::uintptr_t>(smem.data());
+  return smem.data() + ((128 - addr % 128) % 128);
+}
+
+// ---------------------------------------------------------------------------------------
+// naming
+
+std::string Runtime::describe_agent(AgentId id) const {
+  const Agent& a = agents_[id];
+  if (a.kind == Agent::Kind::copy)
+    return fmt::format("copy #{} (from {}thread {})", a.copy_seq,
+                       shape_.ctas > 1 ? fmt::format("cta {} ", a.cta) : "", a.thread);
+  std::string cta = shape_.ctas > 1 ? fmt::format("cta {} ", a.cta) : "";
+  return fmt::format("{}thread {} (warp {} lane {})", cta, a.thread, a.thread / shape_.warp_size,
+                     a.thread % shape_.warp_size);
+}
+
+std::string Runtime::barrier_name(const MbarrierState& bar) const {
+  if (bar.id == 0 || bar.id > barriers_.size()) return "mbarrier";
+  return barriers_[bar.id - 1].name;
+}
+
+std::string Runtime::describe_op(const Agent& a) const {
+  const Op& op = a.op;
+  std::string bar = op.bar ? barrier_name(*op.bar) : "";
+  switch (op.kind) {
+    case OpKind::start: return "start";
+    case OpKind::block_sync: return "sync_threads";
+    case OpKind::init: return fmt::format("init {} count {}", bar, op.arg);
+    case OpKind::inval: return fmt::format("inval {}", bar);
+    case OpKind::arrive:
+      return op.arg == 1 && !op.no_complete
+                 ? fmt::format("arrive {}", bar)
+                 : fmt::format("arrive{} {} count {}", op.no_complete ? ".noComplete" : "", bar, op.arg);
+    case OpKind::arrive_expect_tx: return fmt::format("arrive.expect_tx {} {} B", bar, op.arg);
+    case OpKind::arrive_drop: return fmt::format("arrive_drop {} count {}", bar, op.arg);
+    case OpKind::expect_tx: return fmt::format("expect_tx {} {} B", bar, op.arg);
+    case OpKind::complete_tx: return fmt::format("complete_tx {} {} B", bar, op.arg);
+    case OpKind::wait:
+    case OpKind::test_wait:
+    case OpKind::try_wait:
+      return fmt::format("{} {} for phase {} (parity {})", op.kind == OpKind::wait ? "wait" : to_string(op.kind),
+                         bar, op.arg, op.arg & 1);
+    case OpKind::bulk_copy: return fmt::format("cp.async.bulk {} B -> {}", op.arg, bar);
+    case OpKind::copy_land: return fmt::format("lands {} B ({}/{}) -> complete_tx {}", op.arg, a.copied + op.arg, a.total, bar);
+  }
+  return "?";
+}
+
+Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
+  if (bar.id == 0) {
+    BarrierInfo bi;
+    bi.state = &bar;
+    bi.cta = current_ ? current_->cta : 0;
+    auto base = reinterpret_cast<std::uintptr_t>(ctas_[bi.cta].smem.data());
+    auto at = reinterpret_cast<std::uintptr_t>(&bar);
+    bi.name = fmt::format("mbarrier@smem+{:#x}", at - base);
+    if (shape_.ctas > 1) bi.name = fmt::format("cta{}.{}", bi.cta, bi.name);
+    barriers_.push_back(std::move(bi));
+    bar.id = static_cast<std::uint32_t>(barriers_.size());
+  }
+  return barriers_[bar.id - 1];
+}
+
+void Runtime::label(MbarrierState& bar, const char* name, int index) {
+  BarrierInfo& bi = info(bar);
+  bi.name = shape_.ctas > 1 ? fmt::format("cta{}.{}[{}]", bi.cta, name, index) : fmt::format("{}[{}]", name, index);
+}
+
+void Runtime::record(const Agent& a, const MbarrierState* bar) {
+  if (!limits_.record_trace) return;
+  std::string line = fmt::format("#{:<5} {}: {}", steps_, describe_agent(a.id), describe_op(a));
+  if (bar) line += fmt::format("  => {}", bar->describe());
+  trace_.push_back(std::move(line));
+}
+
+// ---------------------------------------------------------------------------------------
+// the enabled set
+
+void Runtime::add_enabled(Agent& a) {
+  a.state = Agent::State::ready;
+  a.spinning = false;
+  if (a.enabled_pos != ~0u) return;
+  a.enabled_pos = static_cast<std::uint32_t>(enabled_.size());
+  enabled_.push_back(a.id);
+}
+
+void Runtime::remove_enabled(Agent& a) {
+  if (a.enabled_pos == ~0u) return;
+  AgentId last = enabled_.back();
+  enabled_[a.enabled_pos] = last;
+  agents_[last].enabled_pos = a.enabled_pos;
+  enabled_.pop_back();
+  a.enabled_pos = ~0u;
+}
+
+bool Runtime::is_enabled_now(const Agent& a) const {
+  switch (a.op.kind) {
+    case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
+    case OpKind::test_wait:
+    case OpKind::try_wait: return !a.spinning || a.op.bar->version != a.poll_version;
+    default: return true;
+  }
+}
+
+void Runtime::announce(Agent& a) {
+  if (a.op.kind == OpKind::block_sync) {
+    CtaInfo& cta = ctas_[a.cta];
+    cta.at_sync.push_back(a.id);
+    a.state = Agent::State::blocked;
+    if (cta.at_sync.size() == cta.live_threads) {
+      for (AgentId id : cta.at_sync) add_enabled(agents_[id]);
+      cta.at_sync.clear();
+    }
+    return;
+  }
+  if (is_enabled_now(a)) {
+    add_enabled(a);
+    return;
+  }
+  a.state = Agent::State::blocked;
+  BarrierInfo& bi = info(*a.op.bar);
+  (a.spinning ? bi.spin_waiters : bi.waiters).push_back(a.id);
+}
+
+void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
+  BarrierInfo& bi = info(bar);
+  for (AgentId id : bi.spin_waiters) add_enabled(agents_[id]);
+  bi.spin_waiters.clear();
+  if (!phase_completed) return;
+  auto keep = bi.waiters.begin();
+  for (AgentId id : bi.waiters) {
+    Agent& w = agents_[id];
+    if (is_enabled_now(w))
+      add_enabled(w);
+    else
+      *keep++ = id;
+  }
+  bi.waiters.erase(keep, bi.waiters.end());
+}
+
+// ---------------------------------------------------------------------------------------
+// scheduling
+
+void Runtime::switch_to(boost::fibers::context* ctx) {
+  next_ctx_ = ctx;
+  boost::this_fiber::yield();
+}
+
+boost::fibers::context* Runtime::decide() {
+  while (!over_) {
+    if (enabled_.empty()) {
+      if (unfinished_threads_ == 0)
+        end(Verdict::completed, "all threads finished");
+      else
+        end_blocked();
+      break;
+    }
+    if (steps_ >= limits_.max_steps) {
+      end(Verdict::step_limit,
+          fmt::format("no end after {} steps (raise --max-steps if the protocol is just long)", steps_));
+      break;
+    }
+    AgentId pick = strategy_->choose(*this);
+    if (pick >= agents_.size() || agents_[pick].enabled_pos == ~0u) {
+      end(Verdict::diverged,
+          pick >= agents_.size()
+              ? fmt::format("the schedule names agent {} at step {}, which does not exist here", pick, steps_)
+              : fmt::format("the schedule runs {} at step {}, but it is not enabled here (it is at: {})",
+                            describe_agent(pick), steps_, describe_op(agents_[pick])));
+      break;
+    }
+    outcome_.schedule.push_back(pick);
+    Agent& a = agents_[pick];
+    remove_enabled(a);
+    ++steps_;
+    last_agent_ = pick;
+    if (a.kind == Agent::Kind::copy) {
+      land_copy_piece(a);
+      continue;
+    }
+    a.state = Agent::State::running;
+    current_ = &a;
+    return a.ctx;
+  }
+  current_ = nullptr;
+  return main_ctx_;
+}
+
+bool Runtime::schedule_point(const Op& op) {
+  Agent& a = *current_;
+  if (over_) {
+    if (std::uncaught_exceptions() > 0) return false;
+    throw Aborted{};
+  }
+  a.op = op;
+  const bool poll = op.kind == OpKind::test_wait || op.kind == OpKind::try_wait;
+  a.spinning = poll && a.poll_failed && a.poll_bar == op.bar && a.poll_phase == op.arg &&
+               a.poll_version == op.bar->version;
+  if (!poll) a.poll_failed = false;
+  announce(a);
+  if (priming_) {
+    switch_to(main_ctx_);
+  } else {
+    boost::fibers::context* next = decide();
+    if (next != a.ctx) switch_to(next);
+  }
+  current_ = &a;
+  if (over_) {
+    if (std::uncaught_exceptions() > 0) return false;
+    throw Aborted{};
+  }
+  return true;
+}
+
+template <class F>
+auto Runtime::perform(F&& f) {
+  try {
+    return f();
+  } catch (const MisuseError& e) {
+    const Agent& a = *current_;
+    end(e.kind == MisuseKind::phase_aliasing ? Verdict::aliasing : Verdict::misuse,
+        fmt::format("{}: {}: {}", describe_agent(a.id), describe_op(a), e.what()), e.kind);
+    throw Aborted{};
+  }
+}
+
+void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misuse) {
+  if (over_) return;
+  over_ = true;
+  outcome_.verdict = v;
+  outcome_.message = std::move(message);
+  outcome_.misuse = misuse;
+}
+
+void Runtime::end_blocked() {
+  // Group blocked threads that wait for the same thing, as ranges of consecutive threads.
+  struct Group {
+    std::uint32_t cta, first, last;
+    std::string what;
+  };
+  std::vector<Group> groups;
+  bool spins = false;
+  std::uint32_t blocked = 0;
+  for (const Agent& a : agents_) {
+    if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished) continue;
+    ++blocked;
+    spins |= a.spinning;
+    std::string what;
+    if (a.op.kind == OpKind::block_sync) {
+      const CtaInfo& cta = ctas_[a.cta];
+      what = fmt::format("wait at sync_threads ({} of {} live threads arrived)", cta.at_sync.size(), cta.live_threads);
+    } else {
+      what = fmt::format("{} {}; {}: {}", a.spinning ? "spin on" : "wait", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
+                         barrier_name(*a.op.bar), a.op.bar->describe());
+    }
+    if (!groups.empty() && groups.back().cta == a.cta && groups.back().last + 1 == a.thread &&
+        groups.back().what == what) {
+      groups.back().last = a.thread;
+    } else {
+      groups.push_back({a.cta, a.thread, a.thread, std::move(what)});
+    }
+  }
+  for (const Group& g : groups) {
+    std::string who = shape_.ctas > 1 ? fmt::format("cta {} ", g.cta) : "";
+    std::uint32_t ws = shape_.warp_size;
+    if (g.first == g.last)
+      who += fmt::format("thread {} (warp {} lane {})", g.first, g.first / ws, g.first % ws);
+    else if (g.first / ws == g.last / ws)
+      who += fmt::format("threads {}-{} (warp {})", g.first, g.last, g.first / ws);
+    else
+      who += fmt::format("threads {}-{} (warps {}-{})", g.first, g.last, g.first / ws, g.last / ws);
+    outcome_.details.push_back(fmt::format("{} {}", who, g.what));
+  }
+  std::string first = groups.empty() ? std::string() : ": " + outcome_.details.front();
+  end(spins ? Verdict::livelock : Verdict::deadlock,
+      fmt::format("{} of {} threads blocked, none can proceed{}{}", blocked, threads_, first,
+                  groups.size() > 1 ? fmt::format(" (and {} more groups)", groups.size() - 1) : ""));
+}
+
+void Runtime::thread_finished(Agent& a) {
+  a.state = Agent::State::finished;
+  remove_enabled(a);
+  --unfinished_threads_;
+  CtaInfo& cta = ctas_[a.cta];
+  --cta.live_threads;
+  if (!cta.at_sync.empty() && cta.at_sync.size() == cta.live_threads) {
+    for (AgentId id : cta.at_sync) add_enabled(agents_[id]);
+    cta.at_sync.clear();
+  }
+}
+
+void Runtime::fiber_main(AgentId id) {
+  Agent& a = agents_[id];
+  try {
+    if (!over_) program_->thread_main();
+  } catch (const Aborted&) {
+  } catch (const std::exception& e) {
+    end(Verdict::exception, fmt::format("{} threw: {}", describe_agent(id), e.what()));
+  } catch (...) {
+    end(Verdict::exception, fmt::format("{} threw a non-std exception", describe_agent(id)));
+  }
+  thread_finished(a);
+  if (priming_ || over_) {
+    current_ = nullptr;
+    next_ctx_ = main_ctx_;
+  } else {
+    next_ctx_ = decide();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// bulk copies
+
+void Runtime::land_copy_piece(Agent& c) {
+  const auto n = static_cast<std::uint32_t>(c.op.arg);
+  std::memcpy(c.dst + c.copied, c.src + c.copied, n);
+  if (limits_.record_trace) record(c, nullptr);
+  c.copied += n;
+  try {
+    bool done = c.op.bar->complete_tx(n);
+    barrier_changed(*c.op.bar, done);
+  } catch (const MisuseError& e) {
+    end(Verdict::misuse, fmt::format("{}: complete_tx {} {} B: {}", describe_agent(c.id), barrier_name(*c.op.bar), n, e.what()),
+        e.kind);
+    return;
+  }
+  if (limits_.record_trace) trace_.back() += fmt::format("  => {}", c.op.bar->describe());
+  if (c.copied == c.total) {
+    c.state = Agent::State::finished;
+    return;
+  }
+  c.op.arg = std::min(c.piece, c.total - c.copied);
+  add_enabled(c);
+}
+
+void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar) {
+  info(bar);
+  if (!schedule_point({OpKind::bulk_copy, &bar, bytes})) return;
+  perform([&] {
+    auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
+    if (bytes == 0 || bytes % 16 != 0 || misaligned(smem_dst) || misaligned(gmem_src))
+      throw MisuseError(MisuseKind::tma_misaligned,
+                        fmt::format("cp.async.bulk of {} B: size and both addresses must be non-zero multiples of 16", bytes));
+  });
+  Agent& issuer = *current_;
+  record(issuer, &bar);
+  Agent c;
+  c.id = static_cast<AgentId>(agents_.size());
+  c.kind = Agent::Kind::copy;
+  c.cta = issuer.cta;
+  c.thread = issuer.thread;
+  c.copy_seq = copies_++;
+  c.dst = static_cast<unsigned char*>(smem_dst);
+  c.src = static_cast<const unsigned char*>(gmem_src);
+  c.total = bytes;
+  std::uint32_t pieces = std::max<std::uint32_t>(1, shape_.copy_pieces);
+  c.piece = std::max<std::uint32_t>(16, ((bytes + pieces - 1) / pieces + 15) / 16 * 16);
+  c.op = {OpKind::copy_land, &bar, std::min(c.piece, bytes)};
+  agents_.push_back(c);
+  add_enabled(agents_.back());
+}
+
+// ---------------------------------------------------------------------------------------
+// barrier operations, as the HostPlatform calls them
+
+void Runtime::init(MbarrierState& bar, std::int64_t count) {
+  info(bar);
+  if (!schedule_point({OpKind::init, &bar, count})) return;
+  perform([&] { bar.init(count); });
+  barrier_changed(bar, true);
+  record(*current_, &bar);
+}
+
+void Runtime::inval(MbarrierState& bar) {
+  info(bar);
+  if (!schedule_point({OpKind::inval, &bar})) return;
+  perform([&] { bar.inval(); });
+  barrier_changed(bar, true);
+  record(*current_, &bar);
+}
+
+MbarrierToken Runtime::arrive(MbarrierState& bar, std::int64_t count, bool no_complete) {
+  info(bar);
+  if (!schedule_point({OpKind::arrive, &bar, count, no_complete})) return {};
+  bool done = false;
+  MbarrierToken t = perform([&] { return bar.arrive(count, no_complete, &done); });
+  barrier_changed(bar, done);
+  record(*current_, &bar);
+  return t;
+}
+
+MbarrierToken Runtime::arrive_expect_tx(MbarrierState& bar, std::int64_t bytes) {
+  info(bar);
+  if (!schedule_point({OpKind::arrive_expect_tx, &bar, bytes})) return {};
+  bool done = false;
+  MbarrierToken t = perform([&] { return bar.arrive_expect_tx(bytes, &done); });
+  barrier_changed(bar, done);
+  record(*current_, &bar);
+  return t;
+}
+
+MbarrierToken Runtime::arrive_drop(MbarrierState& bar, std::int64_t count) {
+  info(bar);
+  if (!schedule_point({OpKind::arrive_drop, &bar, count})) return {};
+  bool done = false;
+  MbarrierToken t = perform([&] { return bar.arrive_drop(count, &done); });
+  barrier_changed(bar, done);
+  record(*current_, &bar);
+  return t;
+}
+
+void Runtime::expect_tx(MbarrierState& bar, std::int64_t bytes) {
+  info(bar);
+  if (!schedule_point({OpKind::expect_tx, &bar, bytes})) return;
+  perform([&] { bar.expect_tx(bytes); });
+  barrier_changed(bar, false);
+  record(*current_, &bar);
+}
+
+void Runtime::complete_tx(MbarrierState& bar, std::int64_t bytes) {
+  info(bar);
+  if (!schedule_point({OpKind::complete_tx, &bar, bytes})) return;
+  bool done = perform([&] { return bar.complete_tx(bytes); });
+  barrier_changed(bar, done);
+  record(*current_, &bar);
+}
+
+void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
+  info(bar);
+  if (!schedule_point({OpKind::wait, &bar, phase})) return;
+  perform([&] { bar.test_wait_parity(phase); });  // enabled: complete, or throws the misuse
+  record(*current_, &bar);
+}
+
+bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token) {
+  info(bar);
+  if (!schedule_point({kind, &bar, token ? token->phase : phase})) return false;
+  bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
+  Agent& a = *current_;
+  a.poll_failed = !complete;
+  a.poll_bar = &bar;
+  a.poll_phase = token ? token->phase : phase;
+  a.poll_version = bar.version;
+  record(a, &bar);
+  return complete;
+}
+
+std::uint32_t Runtime::pending_count(const MbarrierToken& token) {
+  return perform([&] { return MbarrierState::pending_count(token); });
+}
+
+void Runtime::block_sync() {
+  if (!schedule_point({OpKind::block_sync})) return;
+  record(*current_, nullptr);
+}
+
+void Runtime::check_failed(const char* what) {
+  if (over_ && std::uncaught_exceptions() > 0) return;
+  end(Verdict::assertion, fmt::format("{}: check failed: {}", describe_agent(current_->id), what));
+  if (std::uncaught_exceptions() > 0) return;
+  throw Aborted{};
+}
+
+// ---------------------------------------------------------------------------------------
+// one execution
+
+Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& limits) {
+  install_scheduler();
+  Runtime* outer = tl_runtime;
+  tl_runtime = this;
+  program_ = &program;
+  strategy_ = &strategy;
+  limits_ = limits;
+  shape_ = program.shape();
+  agents_.clear();
+  barriers_.clear();
+  enabled_.clear();
+  trace_.clear();
+  outcome_ = Outcome{};
+  steps_ = 0;
+  copies_ = 0;
+  over_ = false;
+  last_agent_ = kNoAgent;
+  threads_ = shape_.ctas * shape_.threads_per_cta;
+  unfinished_threads_ = threads_;
+  ctas_.resize(shape_.ctas);
+  for (CtaInfo& cta : ctas_) {
+    cta.smem.assign(shape_.smem_bytes + 128, 0);
+    cta.live_threads = shape_.threads_per_cta;
+    cta.at_sync.clear();
+  }
+  program.reset();
+  strategy.begin_execution();
+  main_ctx_ = boost::fibers::context::active();
+
+  for (std::uint32_t cta = 0; cta < shape_.ctas; ++cta) {
+    for (std::uint32_t t = 0; t < shape_.threads_per_cta; ++t) {
+      Agent a;
+      a.id = static_cast<AgentId>(agents_.size());
+      a.cta = cta;
+      a.thread = t;
+      agents_.push_back(a);
+      newborn_ = a.id;
+      boost::fibers::fiber f(std::allocator_arg, stacks_->stacks, [this, id = a.id] { fiber_main(id); });
+      f.detach();
+    }
+  }
+  newborn_ = kNoAgent;
+
+  // Priming: run every thread, in order, up to its first visible operation. Code before it
+  // touches nothing shared that the schedule could order differently.
+  priming_ = true;
+  for (std::uint32_t i = 0; i < threads_ && !over_; ++i) {
+    current_ = &agents_[i];
+    switch_to(agents_[i].ctx);
+  }
+  priming_ = false;
+  if (!over_) {
+    boost::fibers::context* next = decide();
+    if (next != main_ctx_) switch_to(next);
+  }
+  // The execution is over: unwind every thread still inside protocol code.
+  for (std::uint32_t i = 0; i < threads_; ++i) {
+    if (agents_[i].state == Agent::State::finished) continue;
+    current_ = &agents_[i];
+    switch_to(agents_[i].ctx);
+  }
+  current_ = nullptr;
+  // Let Boost's dispatcher free the terminated fibers (and their stacks) now.
+  if (tl_scheduler->dispatcher()) switch_to(tl_scheduler->dispatcher());
+
+  outcome_.steps = steps_;
+  if (outcome_.verdict == Verdict::completed) {
+    if (auto err = program.check_result()) {
+      outcome_.verdict = Verdict::assertion;
+      outcome_.message = *err;
+    }
+  }
+  tl_runtime = outer;
+  return std::move(outcome_);
+}
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,253 @@
+// The fiber runtime: one Boost.Fiber fiber per device thread, one data-only agent per
+// in-flight bulk copy, and a custom boost::fibers scheduling algorithm that hands every
+// scheduling decision to a Strategy.
+//
+// Model. Each agent announces its next visible operation (a barrier instruction, a bulk
+// copy issue, a block sync; for a copy agent, the landing of its next piece) and stops
+// there. At every such point the Strategy picks one ENABLED agent, which performs its
+// operation and runs its local code up to its next announcement: one step. A wait is
+// enabled only once the phase it waits for has completed (or when it would report a
+// misuse); a try_wait loop that observed no change since its last failed try is blocked
+// until the barrier changes, so spinning is not explored. No enabled agent while some are
+// unfinished is a deadlock (a livelock if one of them spins).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/mbarrier.hpp"
+
+namespace boost::fibers {
+class context;
+}
+
+namespace mbcheck::sim {
+
+using AgentId = std::uint32_t;
+inline constexpr AgentId kNoAgent = ~AgentId{0};
+
+enum class OpKind : std::uint8_t {
+  start,             // not yet run (only before priming)
+  init,
+  inval,
+  arrive,            // arg = count, no_complete
+  arrive_expect_tx,  // arg = bytes
+  arrive_drop,       // arg = count
+  expect_tx,         // arg = bytes
+  complete_tx,       // arg = bytes (thread-issued)
+  wait,              // blocking parity wait, arg = full phase
+  test_wait,         // non-blocking; arg = full phase
+  try_wait,          // may spin; arg = full phase
+  bulk_copy,         // cp.async.bulk issue: arg = bytes
+  copy_land,         // copy agent: next piece lands, arg = bytes of that piece
+  block_sync,        // __syncthreads
+};
+const char* to_string(OpKind kind);
+
+struct Op {
+  OpKind kind = OpKind::start;
+  MbarrierState* bar = nullptr;
+  std::int64_t arg = 0;
+  bool no_complete = false;
+};
+
+// How one execution ended.
+enum class Verdict : std::uint8_t {
+  completed,   // every thread finished (the protocol's own result check may still fail)
+  deadlock,    // no agent enabled, some unfinished
+  livelock,    // as deadlock, but some thread spins on test_wait/try_wait forever
+  misuse,      // a barrier rule was broken (see misuse kind)
+  aliasing,    // a wait for a phase that is neither current nor preceding
+  assertion,   // P::check failed, or the output differs from the reference
+  exception,   // protocol code threw
+  step_limit,  // more steps than allowed
+  diverged,    // replay: the protocol did not do what the schedule recorded
+};
+const char* to_string(Verdict v);
+inline bool is_bug(Verdict v) { return v != Verdict::completed; }
+
+struct Outcome {
+  Verdict verdict = Verdict::completed;
+  std::optional<MisuseKind> misuse;
+  std::string message;            // one line, the cause
+  std::vector<std::string> details;  // e.g. one line per group of blocked threads
+  std::vector<AgentId> schedule;  // the agent chosen at each step: replays this execution
+  std::uint64_t steps = 0;
+};
+
+// What one execution launches: a grid of CTAs of threads, each CTA with its own zeroed
+// dynamic shared memory.
+struct LaunchShape {
+  std::uint32_t ctas = 1;
+  std::uint32_t threads_per_cta = 1;
+  std::uint32_t warp_size = 32;
+  std::size_t smem_bytes = 0;
+  std::uint32_t copy_pieces = 1;  // each bulk copy lands in this many pieces (complete_tx each)
+};
+
+// A protocol as the runtime sees it. The same object runs many executions.
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual LaunchShape shape() const = 0;
+  virtual void reset() = 0;        // fresh global memory before each execution
+  virtual void thread_main() = 0;  // the kernel, for the current thread (HostPlatform)
+  // After a completed execution: an error message if the output is wrong.
+  virtual std::optional<std::string> check_result() { return std::nullopt; }
+};
+
+class Runtime;
+
+// Picks the agent that runs next. The runtime asks at every scheduling point with at least
+// one enabled agent; the choice must be one of rt.enabled().
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual void begin_execution() {}
+  virtual AgentId choose(const Runtime& rt) = 0;
+};
+
+struct RunLimits {
+  std::uint64_t max_steps = 10'000'000;
+  bool record_trace = false;     // keep a line per step (replay output)
+};
+
+struct Agent {
+  enum class Kind : std::uint8_t { thread, copy };
+  enum class State : std::uint8_t { ready, blocked, running, finished };
+  AgentId id = 0;
+  Kind kind = Kind::thread;
+  State state = State::ready;
+  std::uint32_t cta = 0;
+  std::uint32_t thread = 0;  // thread index in the CTA; for a copy: issuing thread
+  Op op;                     // the announced next operation
+  bool spinning = false;     // blocked in a try_wait/test_wait loop
+  // The last poll (test_wait/try_wait) of this thread failed on this barrier/phase at this
+  // barrier version; an identical poll before the barrier changes would fail again.
+  bool poll_failed = false;
+  MbarrierState* poll_bar = nullptr;
+  std::int64_t poll_phase = 0;
+  std::uint64_t poll_version = 0;
+  std::uint32_t enabled_pos = ~0u;
+  boost::fibers::context* ctx = nullptr;
+  // copy agents
+  unsigned char* dst = nullptr;
+  const unsigned char* src = nullptr;
+  std::uint32_t copied = 0, total = 0, piece = 0;
+  std::uint64_t copy_seq = 0;
+};
+
+class Runtime {
+ public:
+  Runtime();
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Runs `program` once under `strategy`. Never throws for protocol faults: they are the
+  // Outcome. Must be called from outside any fiber of this runtime.
+  Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {});
+
+  // The runtime of the calling OS thread, while an execution runs.
+  static Runtime& current();
+
+  // --- for strategies --------------------------------------------------------------------
+  const std::vector<AgentId>& enabled() const { return enabled_; }
+  const Agent& agent(AgentId id) const { return agents_[id]; }
+  std::size_t agent_count() const { return agents_.size(); }
+  std::uint64_t steps() const { return steps_; }
+  AgentId last_agent() const { return last_agent_; }
+  std::string describe_agent(AgentId id) const;   // "thread 37 (warp 1 lane 5)"
+  std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
+  const std::vector<std::string>& trace() const { return trace_; }
+
+  // --- for HostPlatform (the calling fiber's thread) ------------------------------------
+  const Agent& self() const { return *current_; }
+  const LaunchShape& launch() const { return shape_; }
+  unsigned char* shared_memory();
+  void label(MbarrierState& bar, const char* name, int index);
+  void init(MbarrierState& bar, std::int64_t count);
+  void inval(MbarrierState& bar);
+  MbarrierToken arrive(MbarrierState& bar, std::int64_t count, bool no_complete);
+  MbarrierToken arrive_expect_tx(MbarrierState& bar, std::int64_t bytes);
+  MbarrierToken arrive_drop(MbarrierState& bar, std::int64_t count);
+  void expect_tx(MbarrierState& bar, std::int64_t bytes);
+  void complete_tx(MbarrierState& bar, std::int64_t bytes);
+  void wait(MbarrierState& bar, std::int64_t phase);
+  // test_wait or try_wait (kind), by parity or, with `token`, by state token.
+  bool test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token = nullptr);
+  std::uint32_t pending_count(const MbarrierToken& token);
+  void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
+  void block_sync();
+  void check_failed(const char* what);  // throws unless already unwinding
+
+ private:
+  struct BarrierInfo {
+    MbarrierState* state = nullptr;
+    std::uint32_t cta = 0;
+    std::string name;
+    std::vector<AgentId> waiters;       // blocked waits: re-checked when a phase completes
+    std::vector<AgentId> spin_waiters;  // blocked spins: re-checked on any change
+  };
+  struct CtaInfo {
+    std::vector<unsigned char> smem;
+    std::uint32_t live_threads = 0;
+    std::vector<AgentId> at_sync;
+  };
+  struct Aborted {};  // unwinds a fiber once the execution is over
+
+  friend class StrategyScheduler;
+
+  BarrierInfo& info(MbarrierState& bar);
+  std::string barrier_name(const MbarrierState& bar) const;
+  // Announce `op` for the current agent and hand control to the scheduler; returns once the
+  // agent is chosen to perform it. Returns false when the execution is over and the agent is
+  // unwinding already (the op must then do nothing).
+  bool schedule_point(const Op& op);
+  template <class F>
+  auto perform(F&& f);  // runs an op body, turning MisuseError into the outcome
+  void announce(Agent& a);
+  bool is_enabled_now(const Agent& a) const;
+  void add_enabled(Agent& a);
+  void remove_enabled(Agent& a);
+  void barrier_changed(MbarrierState& bar, bool phase_completed);
+  boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
+  void switch_to(boost::fibers::context* ctx);
+  void land_copy_piece(Agent& copy);
+  void thread_finished(Agent& a);
+  void end(Verdict v, std::string message, std::optional<MisuseKind> misuse = std::nullopt);
+  void end_blocked();
+  void fiber_main(AgentId id);
+  void record(const Agent& a, const MbarrierState* bar);
+
+  Program* program_ = nullptr;
+  Strategy* strategy_ = nullptr;
+  RunLimits limits_;
+  LaunchShape shape_;
+  std::deque<Agent> agents_;  // deque: references stay valid as copies are added
+  std::vector<CtaInfo> ctas_;
+  std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1
+  std::vector<AgentId> enabled_;
+  std::uint32_t threads_ = 0;
+  std::uint32_t unfinished_threads_ = 0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t copies_ = 0;
+  AgentId last_agent_ = kNoAgent;
+  Agent* current_ = nullptr;
+  bool priming_ = false;
+  bool over_ = false;
+  Outcome outcome_;
+  std::vector<std::string> trace_;
+
+  boost::fibers::context* main_ctx_ = nullptr;
+  boost::fibers::context* next_ctx_ = nullptr;  // what the scheduling algorithm returns next
+  AgentId newborn_ = kNoAgent;                  // agent whose fiber is being created
+  struct StackPool;
+  std::unique_ptr<StackPool> stacks_;
+};
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,59 @@
+// Scheduling strategies for the runtime: each picks one enabled agent per step.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/runtime.hpp"
+
+namespace mbcheck::sim {
+
+// splitmix64: tiny, fast, and the same stream on every platform (std distributions are not).
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n), by Lemire's multiply-shift (bias below 2^-32 for our n).
+  std::uint32_t below(std::uint32_t n) {
+    return static_cast<std::uint32_t>(((next() >> 32) * static_cast<std::uint64_t>(n)) >> 32);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+// Uniform random walk: every enabled agent is equally likely at every step.
+class RandomStrategy final : public Strategy {
+ public:
+  explicit RandomStrategy(std::uint64_t seed) : seed_(seed), rng_(seed) {}
+  void begin_execution() override { rng_ = SplitMix64(seed_); }
+  AgentId choose(const Runtime& rt) override {
+    const auto& en = rt.enabled();
+    return en[rng_.below(static_cast<std::uint32_t>(en.size()))];
+  }
+
+ private:
+  std::uint64_t seed_;
+  SplitMix64 rng_;
+};
+
+// Replays a recorded schedule step by step. The runtime reports "diverged" when the agent
+// named is not enabled; running past the end of the schedule is reported the same way.
+class ReplayStrategy final : public Strategy {
+ public:
+  explicit ReplayStrategy(std::vector<AgentId> schedule) : schedule_(std::move(schedule)) {}
+  void begin_execution() override { pos_ = 0; }
+  AgentId choose(const Runtime&) override { return pos_ < schedule_.size() ? schedule_[pos_++] : kNoAgent; }
+  bool finished() const { return pos_ == schedule_.size(); }
+
+ private:
+  std::vector<AgentId> schedule_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,69 @@
+// The Platform contract: what a backend (sim/ on the host, device/ on the GPU) provides to
+// protocol code in spec/. Spec code is a template over a type P that models this contract;
+// it never names a backend. Every barrier call is one PTX instruction, named after it.
+//
+// Types
+//   P::Barrier      an mbarrier object in shared memory (device: 8-byte word; host: the
+//                   emulator state). Lives in memory from P::shared_memory().
+//   P::Token        the state token returned by arrives.
+// mbarrier instructions (phases are FULL phase numbers: see "Phases" below)
+//   P::mbarrier_init(Barrier&, uint32_t count)                  mbarrier.init
+//   P::mbarrier_inval(Barrier&)                                 mbarrier.inval
+//   P::mbarrier_arrive(Barrier&, uint32_t count) -> Token       mbarrier.arrive (count: sm_90)
+//   P::mbarrier_arrive_no_complete(Barrier&, uint32_t count) -> Token   .noComplete
+//   P::mbarrier_arrive_expect_tx(Barrier&, uint32_t bytes) -> Token     mbarrier.arrive.expect_tx
+//   P::mbarrier_arrive_drop(Barrier&, uint32_t count) -> Token  mbarrier.arrive_drop
+//   P::mbarrier_expect_tx(Barrier&, uint32_t bytes)             mbarrier.expect_tx
+//   P::mbarrier_complete_tx(Barrier&, uint32_t bytes)           mbarrier.complete_tx
+//   P::mbarrier_test_wait_parity(Barrier&, int64_t phase) -> bool   test_wait.parity (never blocks)
+//   P::mbarrier_try_wait_parity(Barrier&, int64_t phase) -> bool    try_wait.parity (may time out)
+//   P::mbarrier_test_wait(Barrier&, Token) -> bool              test_wait with a state token
+//   P::mbarrier_try_wait(Barrier&, Token) -> bool               try_wait with a state token
+//   P::mbarrier_pending_count(Token) -> uint32_t                mbarrier.pending_count
+//   P::mbarrier_wait_parity(Barrier&, int64_t phase)            blocking wait: a try_wait loop
+//                          on the device (bounded by a watchdog), one blocking step on the host
+// Async copies and fences
+//   P::cp_async_bulk_global_to_shared(void* smem, const void* gmem, uint32_t bytes, Barrier&)
+//                          cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes;
+//                          bytes and both addresses are multiples of 16
+//   P::fence_proxy_async_shared_cta()                           fence.proxy.async.shared::cta
+//   P::sync_threads()                                           __syncthreads (bar.sync 0)
+// Thread identity
+//   P::thread_idx(), P::block_dim(), P::block_idx(), P::grid_dim(), P::warp_size(),
+//   P::warp_idx(), P::lane_idx(), P::elect_one() (true in exactly one lane of the warp)
+//   P::shared_memory() -> unsigned char*: the CTA's dynamic shared memory (zero-filled on the
+//                          host, so a barrier read before init is seen as uninitialised)
+// Data and checks
+//   P::load(const T* p) -> T, P::store(T* p, T v): every access to shared or global buffers
+//                          goes through these so the host can track it
+//   P::label(Barrier&, const char* name, int index): a name for reports (no-op on GPU)
+//   P::check(bool ok, const char* what): a protocol assertion (host: "assertion" verdict;
+//                          device: printf + trap)
+//
+// Phases
+//   A wait names the FULL number of the phase whose completion it awaits; phase -1 is the
+//   phase before init, complete from the start. Hardware sees only the parity (phase & 1);
+//   the host also checks that the phase is the barrier's current or preceding one, which is
+//   how it catches phase aliasing (a waiter two phases behind gets a wrong parity answer).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define MBCHECK_HD __host__ __device__
+#define MBCHECK_DEVICE __device__
+#else
+#define MBCHECK_HD
+#define MBCHECK_DEVICE
+#endif
+
+namespace mbcheck {
+
+// Bytes the barrier array of `count` barriers takes, rounded up so that what follows it is
+// 128-byte aligned (TMA destinations need 16; 128 keeps stage buffers on their own lines).
+template <class P>
+MBCHECK_HD constexpr std::uint32_t barrier_bytes(std::uint32_t count) {
+  return (static_cast<std::uint32_t>(sizeof(typename P::Barrier)) * count + 127u) & ~127u;
+}
+
+}  // namespace mbcheck
