@@ -74,7 +74,7 @@ void MbarrierState::inval() {
   ++version;
 }
 
-bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
+void MbarrierState::check_arrive_on(std::int64_t count, std::string_view op) const {
   if (count < 1 || count > kMaxArriveCount)
     throw MisuseError(MisuseKind::count_out_of_range,
                       fmt::format("{}: count {} outside [1, 2^20-1]", op, count));
@@ -87,6 +87,10 @@ bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
     throw MisuseError(MisuseKind::over_arrival,
                       fmt::format("{} of {} with only {} pending: over-arrival ({})", op, count,
                                   pending, describe()));
+}
+
+bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
+  check_arrive_on(count, op);
   pending -= static_cast<std::uint32_t>(count);
   ++version;
   return complete_if_done();
@@ -95,6 +99,7 @@ bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
 MbarrierToken MbarrierState::arrive(std::int64_t count, bool no_complete, bool* completed) {
   require_live(no_complete ? "arrive.noComplete" : "arrive");
   MbarrierToken token{id, no_complete, phase, 0};
+  check_arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
   if (no_complete && count >= 1 && count <= pending && pending - count == 0 && tx == 0)
     throw MisuseError(MisuseKind::nocomplete_completes,
                       fmt::format("arrive.noComplete({}) would complete phase {} ({})", count,
@@ -111,11 +116,7 @@ MbarrierToken MbarrierState::arrive_expect_tx(std::int64_t bytes, bool* complete
     throw MisuseError(MisuseKind::tx_out_of_range,
                       fmt::format("arrive.expect_tx({}): byte count outside [0, 2^20-1]", bytes));
   check_tx(tx + bytes, "arrive.expect_tx");
-  // Check the arrive part before changing anything, so a failing op leaves no trace.
-  if (phase > 0 && !phase_observed) arrive_on(1, "arrive.expect_tx");  // throws missing_wait
-  if (pending < 1)
-    throw MisuseError(MisuseKind::over_arrival,
-                      fmt::format("arrive.expect_tx with 0 pending: over-arrival ({})", describe()));
+  check_arrive_on(1, "arrive.expect_tx");  // before changing anything: a failing op leaves no trace
   MbarrierToken token{id, false, phase, 0};
   tx += static_cast<std::int32_t>(bytes);  // expect-tx first, then arrive-on(1)
   bool done = arrive_on(1, "arrive.expect_tx");
@@ -129,7 +130,7 @@ MbarrierToken MbarrierState::arrive_drop(std::int64_t count, bool* completed) {
   if (count < 1 || count > kMaxArriveCount || count > expected)
     throw MisuseError(MisuseKind::count_out_of_range,
                       fmt::format("arrive_drop({}) with expected count {}", count, expected));
-  if (count > pending) arrive_on(count, "arrive_drop");  // throws over_arrival
+  check_arrive_on(count, "arrive_drop");
   MbarrierToken token{id, false, phase, 0};
   expected -= static_cast<std::uint32_t>(count);  // this and all later phases
   bool done = arrive_on(count, "arrive_drop");

@@ -88,6 +88,7 @@ struct MbarrierState {
 
  private:
   void require_live(std::string_view op) const;
+  void check_arrive_on(std::int64_t count, std::string_view op) const;  // throws, changes nothing
   bool arrive_on(std::int64_t count, std::string_view op);  // the common arrive-on step
   bool complete_if_done();
   void check_tx(std::int64_t new_tx, std::string_view op) const;

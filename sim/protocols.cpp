@@ -115,7 +115,7 @@ class EpiLoadProgram final : public BundledProgram {
     OptionReader r(kEpiLoad, given);
     stages_ = static_cast<int>(r.integer("stages", 1, 8));
     const auto tiles = static_cast<std::uint32_t>(r.integer("tiles", 1, 1u << 20));
-    params_.store_warps = static_cast<std::uint32_t>(r.integer("store-warps", 1, 31));
+    params_.store_warps = static_cast<std::uint32_t>(r.integer("store-warps", 1, 1023));
     shape_.warp_size = static_cast<std::uint32_t>(r.integer("threads-per-warp", 1, 32));
     params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 1u << 20));
     const auto last = static_cast<std::uint32_t>(r.integer("last-tile-elems", 0, 1u << 20));

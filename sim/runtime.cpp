@@ -126,11 +126,13 @@ Runtime::~Runtime() = default;
 
 Runtime& Runtime::current() { return *tl_runtime; }
 
-unsigned char* Runtime::shared_memory() {
-  auto& smem = ctas_[current_->cta].smem;
+unsigned char* Runtime::cta_shared_memory(std::uint32_t cta) {
+  auto& smem = ctas_[cta].smem;
   auto addr = reinterpret_cast<std::uintptr_t>(smem.data());
-  return smem.data() + ((128 - addr % 128) % 128);
+  return smem.data() + ((128 - addr % 128) % 128);  // 128-byte aligned, as the device's
 }
+
+unsigned char* Runtime::shared_memory() { return cta_shared_memory(current_->cta); }
 
 // ---------------------------------------------------------------------------------------
 // naming
@@ -182,7 +184,7 @@ Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
     BarrierInfo bi;
     bi.state = &bar;
     bi.cta = current_ ? current_->cta : 0;
-    auto base = reinterpret_cast<std::uintptr_t>(ctas_[bi.cta].smem.data());
+    auto base = reinterpret_cast<std::uintptr_t>(cta_shared_memory(bi.cta));
     auto at = reinterpret_cast<std::uintptr_t>(&bar);
     bi.name = fmt::format("mbarrier@smem+{:#x}", at - base);
     if (shape_.ctas > 1) bi.name = fmt::format("cta{}.{}", bi.cta, bi.name);

@@ -203,6 +203,7 @@ class Runtime {
   friend class StrategyScheduler;
 
   BarrierInfo& info(MbarrierState& bar);
+  unsigned char* cta_shared_memory(std::uint32_t cta);
   std::string barrier_name(const MbarrierState& bar) const;
   // Announce `op` for the current agent and hand control to the scheduler; returns once the
   // agent is chosen to perform it. Returns false when the execution is over and the agent is

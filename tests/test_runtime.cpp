@@ -1,1 +1,279 @@
+// The fiber runtime: outcomes, enabledness, spin loops, copies, replay.
 #include <catch2/catch.hpp>
+
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "sim/host_platform.hpp"
+#include "sim/runtime.hpp"
+#include "sim/strategy.hpp"
+#include "spec/mbarrier.hpp"
+
+using namespace mbcheck::sim;
+using P = HostPlatform;
+using Bar = mbcheck::Mbarrier<P>;
+
+namespace {
+
+// A protocol given as a lambda run by every thread; barriers live in shared memory.
+class LambdaProgram final : public Program {
+ public:
+  LambdaProgram(std::uint32_t threads, std::function<void()> body, std::uint32_t ctas = 1)
+      : body_(std::move(body)) {
+    shape_.threads_per_cta = threads;
+    shape_.ctas = ctas;
+    shape_.smem_bytes = 4096;
+  }
+  LaunchShape shape() const override { return shape_; }
+  void reset() override {}
+  void thread_main() override { body_(); }
+  LaunchShape shape_;
+
+ private:
+  std::function<void()> body_;
+};
+
+Bar smem_bar(int i) { return Bar(reinterpret_cast<P::Barrier*>(P::shared_memory())[i]); }
+
+Outcome run(Program& prog, std::uint64_t seed, RunLimits limits = {}) {
+  Runtime rt;
+  RandomStrategy s(seed);
+  return rt.execute(prog, s, limits);
+}
+
+// Thread 0 inits and signals barrier 0 once; everyone else waits for phase 0.
+void one_shot_signal() {
+  if (P::thread_idx() == 0) smem_bar(0).init(1);
+  P::sync_threads();
+  if (P::thread_idx() == 0)
+    smem_bar(0).arrive();
+  else
+    smem_bar(0).wait(0);
+}
+
+}  // namespace
+
+TEST_CASE("a correct protocol completes under every seed", "[runtime]") {
+  LambdaProgram prog(4, one_shot_signal);
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    Outcome out = run(prog, seed);
+    INFO("seed " << seed << ": " << out.message);
+    CHECK(out.verdict == Verdict::completed);
+  }
+}
+
+TEST_CASE("a wait is enabled only once its phase has completed", "[runtime]") {
+  // A strategy that checks, at every step, that no enabled waiter waits for an open phase.
+  struct Checking final : Strategy {
+    SplitMix64 rng{7};
+    int violations = 0;
+    AgentId choose(const Runtime& rt) override {
+      for (AgentId id : rt.enabled()) {
+        const Agent& a = rt.agent(id);
+        if (a.op.kind == OpKind::wait && a.op.bar->is_live() && a.op.bar->phase <= a.op.arg) ++violations;
+      }
+      return rt.enabled()[rng.below(static_cast<std::uint32_t>(rt.enabled().size()))];
+    }
+  } strategy;
+  LambdaProgram prog(8, one_shot_signal);
+  Runtime rt;
+  CHECK(rt.execute(prog, strategy).verdict == Verdict::completed);
+  CHECK(strategy.violations == 0);
+}
+
+TEST_CASE("the same seed gives the same schedule, and replaying it gives it again", "[runtime][replay]") {
+  LambdaProgram prog(6, one_shot_signal);
+  Outcome a = run(prog, 42), b = run(prog, 42);
+  CHECK(a.schedule == b.schedule);
+  Runtime rt;
+  ReplayStrategy replay(a.schedule);
+  Outcome c = rt.execute(prog, replay);
+  CHECK(c.verdict == Verdict::completed);
+  CHECK(c.schedule == a.schedule);
+}
+
+TEST_CASE("deadlock: names each blocked thread, the barrier, the phase and the barrier state", "[runtime][deadlock]") {
+  LambdaProgram prog(3, [] {
+    if (P::thread_idx() == 0) {
+      P::label(smem_bar(0).raw(), "ready", 0);
+      smem_bar(0).init(2);  // expects two arrivals, gets one
+    }
+    P::sync_threads();
+    if (P::thread_idx() == 0)
+      smem_bar(0).arrive();
+    else
+      smem_bar(0).wait(0);
+  });
+  Outcome out = run(prog, 1);
+  REQUIRE(out.verdict == Verdict::deadlock);
+  CHECK(out.message == "2 of 3 threads blocked, none can proceed: threads 1-2 (warp 0) wait ready[0] for phase 0 "
+                       "(parity 0); ready[0]: phase 0, pending 1/2, tx 0");
+  REQUIRE(out.details.size() == 1);
+}
+
+TEST_CASE("a barrier misuse ends the execution with the culprit and the rule", "[runtime][misuse]") {
+  LambdaProgram prog(2, [] {
+    if (P::thread_idx() == 1) smem_bar(0).arrive();  // nobody initialised it
+  });
+  Outcome out = run(prog, 3);
+  CHECK(out.verdict == Verdict::misuse);
+  REQUIRE(out.misuse.has_value());
+  CHECK(*out.misuse == MisuseKind::uninitialized);
+  CHECK_THAT(out.message, Catch::StartsWith("thread 1 (warp 0 lane 1): arrive mbarrier@smem+0x0: arrive on an "
+                                            "uninitialised mbarrier"));
+}
+
+TEST_CASE("phase aliasing is its own verdict", "[runtime][aliasing]") {
+  LambdaProgram prog(1, [] {
+    smem_bar(0).init(1);
+    smem_bar(0).wait(1);  // phase 1 has not begun: parity 1 would pass at once
+  });
+  Outcome out = run(prog, 1);
+  CHECK(out.verdict == Verdict::aliasing);
+  CHECK(out.misuse == MisuseKind::phase_aliasing);
+}
+
+TEST_CASE("an exception in protocol code is a verdict, not a crash", "[runtime][exception]") {
+  LambdaProgram prog(4, [] {
+    one_shot_signal();
+    if (P::thread_idx() == 2) throw std::runtime_error("index out of range");
+  });
+  Outcome out = run(prog, 5);
+  CHECK(out.verdict == Verdict::exception);
+  CHECK(out.message == "thread 2 (warp 0 lane 2) threw: index out of range");
+}
+
+TEST_CASE("a failed P::check is an assertion verdict", "[runtime][assertion]") {
+  LambdaProgram prog(2, [] {
+    one_shot_signal();
+    P::check(P::thread_idx() != 1, "tile checksum");
+  });
+  Outcome out = run(prog, 1);
+  CHECK(out.verdict == Verdict::assertion);
+  CHECK(out.message == "thread 1 (warp 0 lane 1): check failed: tile checksum");
+}
+
+TEST_CASE("an unreleased pipeline handle is caught even while other threads are mid-protocol", "[runtime][assertion]") {
+  // The check fires in a destructor; the other threads are unwound cleanly afterwards.
+  LambdaProgram prog(3, [] {
+    one_shot_signal();
+    if (P::thread_idx() == 0) P::check(false, "ProducerStage destroyed without release()");
+    smem_bar(1).init(1);  // never reached by thread 0
+  });
+  Outcome out = run(prog, 2);
+  CHECK((out.verdict == Verdict::assertion || out.verdict == Verdict::misuse));
+}
+
+TEST_CASE("an endless protocol hits the step limit", "[runtime][step-limit]") {
+  LambdaProgram prog(1, [] {
+    smem_bar(0).init(1);
+    for (std::int64_t phase = 0;; ++phase) {
+      smem_bar(0).arrive();
+      smem_bar(0).wait(phase);
+    }
+  });
+  RunLimits limits;
+  limits.max_steps = 1000;
+  Outcome out = run(prog, 1, limits);
+  CHECK(out.verdict == Verdict::step_limit);
+  CHECK(out.steps == 1000);
+}
+
+TEST_CASE("a try_wait spin loop is not explored as spins: it blocks until the barrier changes", "[runtime][spin]") {
+  LambdaProgram prog(2, [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).arrive();
+    } else {
+      while (!smem_bar(0).try_wait(0)) {
+      }
+    }
+  });
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    Outcome out = run(prog, seed);
+    CHECK(out.verdict == Verdict::completed);
+    CHECK(out.steps <= 7);  // init, 2 syncs, arrive, at most 2 polls + 1 retry after the change
+  }
+}
+
+TEST_CASE("a spin loop on a phase that never completes is a livelock, not a hang", "[runtime][spin]") {
+  LambdaProgram prog(1, [] {
+    smem_bar(0).init(1);
+    while (!smem_bar(0).try_wait(0)) {
+    }
+  });
+  Outcome out = run(prog, 1);
+  CHECK(out.verdict == Verdict::livelock);
+  CHECK_THAT(out.message, Catch::Contains("spin on try_wait"));
+}
+
+TEST_CASE("sync_threads holds every thread until all live threads arrive", "[runtime][sync]") {
+  LambdaProgram prog(5, [] {
+    if (P::thread_idx() == 4) smem_bar(0).init(4);
+    P::sync_threads();
+    if (P::thread_idx() < 4) smem_bar(0).arrive();  // would be a misuse before init
+  });
+  for (std::uint64_t seed = 0; seed < 30; ++seed) CHECK(run(prog, seed).verdict == Verdict::completed);
+}
+
+TEST_CASE("a bulk copy lands in the configured number of pieces, each a complete_tx", "[runtime][copy]") {
+  alignas(16) static float src[64];
+  for (int i = 0; i < 64; ++i) src[i] = static_cast<float>(i);
+  LambdaProgram prog(1, [] {
+    auto bar = smem_bar(0);
+    float* dst = reinterpret_cast<float*>(P::shared_memory() + 128);
+    bar.init(1);
+    bar.arrive_expect_tx(sizeof(src));
+    P::cp_async_bulk_global_to_shared(dst, src, sizeof(src), bar.raw());
+    bar.wait(0);
+    P::check(std::memcmp(dst, src, sizeof(src)) == 0, "copied data");
+  });
+  prog.shape_.copy_pieces = 4;
+  Runtime rt;
+  RandomStrategy s(9);
+  RunLimits limits;
+  limits.record_trace = true;
+  Outcome out = rt.execute(prog, s, limits);
+  CHECK(out.verdict == Verdict::completed);
+  int landings = 0;
+  for (const auto& line : rt.trace()) landings += line.find("lands 64 B") != std::string::npos;
+  CHECK(landings == 4);
+}
+
+TEST_CASE("a bulk copy whose size is not a multiple of 16 is a misuse", "[runtime][copy][misuse]") {
+  alignas(16) static float src[4];
+  LambdaProgram prog(1, [] {
+    smem_bar(0).init(1);
+    P::cp_async_bulk_global_to_shared(P::shared_memory() + 128, src, 12, smem_bar(0).raw());
+  });
+  Outcome out = run(prog, 1);
+  CHECK(out.misuse == MisuseKind::tma_misaligned);
+}
+
+TEST_CASE("replay reports divergence when the protocol does something else", "[runtime][replay]") {
+  LambdaProgram prog(4, one_shot_signal);
+  Outcome a = run(prog, 3);
+  std::vector<AgentId> wrong = a.schedule;
+  std::swap(wrong.front(), wrong.back());  // thread 0's init must come first
+  Runtime rt;
+  ReplayStrategy replay(wrong);
+  Outcome out = rt.execute(prog, replay);
+  CHECK(out.verdict == Verdict::diverged);
+  CHECK_THAT(out.message, Catch::Contains("not enabled"));
+}
+
+TEST_CASE("several CTAs each get their own shared memory and barriers", "[runtime]") {
+  LambdaProgram prog(3, one_shot_signal, /*ctas=*/4);
+  for (std::uint64_t seed = 0; seed < 10; ++seed) CHECK(run(prog, seed).verdict == Verdict::completed);
+}
+
+TEST_CASE("one runtime runs many executions back to back", "[runtime]") {
+  LambdaProgram prog(32, one_shot_signal);
+  Runtime rt;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    RandomStrategy s(seed);
+    REQUIRE(rt.execute(prog, s).verdict == Verdict::completed);
+  }
+}

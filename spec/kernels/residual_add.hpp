@@ -1,8 +1,8 @@
 // The residual-add epilogue, D = accum + beta * C, as a template over the Platform P.
 //
 // One CTA = 1 epilogue-load warp (warp 0) + `store_warps` epilogue-store warps. The load
-// warp walks this CTA's tiles (a persistent grid: tile = block_idx, += grid_dim); for each
-// it takes a stage with produce(), and its elected lane arms full[stage] with the tile's byte
+// warp's elected lane walks this CTA's tiles (a persistent grid: tile = block_idx, +=
+// grid_dim); for each it takes a stage with produce(), arms full[stage] with the tile's byte
 // count and issues one bulk copy of the C tile into the stage buffer (complete_tx signals
 // full[stage] when the bytes land). The store warps take the stage with consume(), compute
 // their elements of D and release the stage (128 arrivals on empty[stage] by default).
@@ -67,10 +67,13 @@ MBCHECK_HD void residual_add_kernel(const ResidualAddParams& p) {
   const std::uint32_t tiles = residual_add_num_tiles(p);
   const std::uint32_t warp = P::warp_idx();
   if (warp == 0) {
-    // Epilogue-load warp: every lane follows the pipeline, one lane issues the copies.
-    for (std::uint32_t t = P::block_idx(); t < tiles; t += P::grid_dim()) {
-      auto stage = pipe.produce();
-      if (P::elect_one()) {
+    // Epilogue-load warp: the elected lane runs the producer loop alone (as CUTLASS's
+    // producer does). If every lane followed the pipeline, lane 0 could run two phases ahead
+    // of a lagging lane, whose parity wait on empty[] would then alias: PTX does not keep
+    // the lanes of a warp converged.
+    if (P::elect_one()) {
+      for (std::uint32_t t = P::block_idx(); t < tiles; t += P::grid_dim()) {
+        auto stage = pipe.produce();
         const std::uint32_t first = t * p.tile_elems;
         const std::uint32_t elems = p.num_elems - first < p.tile_elems ? p.num_elems - first : p.tile_elems;
         const std::uint32_t bytes = elems * static_cast<std::uint32_t>(sizeof(float));

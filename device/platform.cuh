@@ -1,0 +1,187 @@
+// The Platform contract (spec/platform.hpp) on the GPU, sm_90a: every function is the one
+// PTX instruction it is named after, through CCCL's cuda::ptx where CCCL has it and through
+// the inline PTX in mbcheck::dev::ptx below where it does not. Barriers use the CTA-local
+// (.shared::cta) forms with the default orderings made explicit: arrives .release.cta,
+// waits .acquire.cta, expect_tx/complete_tx .relaxed.cta (docs/mbarrier-semantics.md).
+#pragma once
+
+#include <cuda/ptx>
+
+#include <cstdint>
+#include <cstdio>
+
+#include "device/watchdog.cuh"
+#include "spec/platform.hpp"
+
+namespace mbcheck::dev {
+
+// Instructions the CCCL of CUDA 13.0 does not wrap; same operand conventions as cuda::ptx
+// (a generic pointer to the barrier word, converted to a .shared address).
+namespace ptx {
+
+__device__ inline std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// mbarrier.inval.shared::cta.b64 [addr];  (PTX ISA 7.0, sm_80)
+__device__ inline void mbarrier_inval(std::uint64_t* addr) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" : : "r"(smem_addr(addr)) : "memory");
+}
+
+// mbarrier.arrive_drop.release.cta.shared::cta.b64 state, [addr], count;  (PTX ISA 8.0, sm_90)
+__device__ inline std::uint64_t mbarrier_arrive_drop(std::uint64_t* addr, std::uint32_t count) {
+  std::uint64_t state;
+  asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(state)
+               : "r"(smem_addr(addr)), "r"(count)
+               : "memory");
+  return state;
+}
+
+// mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], txCount;  (PTX ISA 8.0, sm_90)
+__device__ inline void mbarrier_complete_tx(std::uint64_t* addr, std::uint32_t tx_count) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+               :
+               : "r"(smem_addr(addr)), "r"(tx_count)
+               : "memory");
+}
+
+// mbarrier.pending_count.b64 count, state;  (PTX ISA 7.0, sm_80). Pure: reads no memory.
+__device__ inline std::uint32_t mbarrier_pending_count(std::uint64_t state) {
+  std::uint32_t count;
+  asm("mbarrier.pending_count.b64 %0, %1;" : "=r"(count) : "l"(state));
+  return count;
+}
+
+// elect.sync _|p, membermask;  (PTX ISA 8.0, sm_90). True in exactly one lane of membermask;
+// every lane of membermask must execute it.
+__device__ inline bool elect_sync(std::uint32_t membermask) {
+  std::uint32_t elected;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "elect.sync _|p, %1;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(elected)
+      : "r"(membermask));
+  return elected != 0;
+}
+
+}  // namespace ptx
+
+struct DevicePlatform {
+  // An mbarrier: one 8-byte word in shared memory.
+  struct alignas(8) Barrier {
+    std::uint64_t word;
+  };
+  // The 64-bit arrive state. A distinct type, not a bare uint64_t, so that Mbarrier's
+  // test_wait(int64_t phase) / test_wait(Token) overloads cannot be confused by an integer
+  // argument (as on the host, where the token is a struct too).
+  enum class Token : std::uint64_t {};
+
+  // --- mbarrier instructions ---------------------------------------------------------------
+  __device__ static void mbarrier_init(Barrier& b, std::uint32_t count) {
+    cuda::ptx::mbarrier_init(&b.word, count);
+  }
+  __device__ static void mbarrier_inval(Barrier& b) { ptx::mbarrier_inval(&b.word); }
+  __device__ static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1) {
+    return Token{cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                            &b.word, count)};
+  }
+  __device__ static Token mbarrier_arrive_no_complete(Barrier& b, std::uint32_t count) {
+    return Token{cuda::ptx::mbarrier_arrive_no_complete(&b.word, count)};
+  }
+  __device__ static Token mbarrier_arrive_expect_tx(Barrier& b, std::uint32_t bytes) {
+    return Token{cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                                      cuda::ptx::space_shared, &b.word, bytes)};
+  }
+  __device__ static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1) {
+    return Token{ptx::mbarrier_arrive_drop(&b.word, count)};
+  }
+  __device__ static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes) {
+    cuda::ptx::mbarrier_expect_tx(cuda::ptx::sem_relaxed, cuda::ptx::scope_cta, cuda::ptx::space_shared, &b.word,
+                                  bytes);
+  }
+  __device__ static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes) {
+    ptx::mbarrier_complete_tx(&b.word, bytes);
+  }
+  // Hardware sees only the parity of the FULL phase number (phase -1 has parity 1).
+  __device__ static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase) {
+    return cuda::ptx::mbarrier_test_wait_parity(cuda::ptx::sem_acquire, cuda::ptx::scope_cta, &b.word,
+                                                static_cast<std::uint32_t>(phase & 1));
+  }
+  __device__ static bool mbarrier_try_wait_parity(Barrier& b, std::int64_t phase) {
+    return cuda::ptx::mbarrier_try_wait_parity(cuda::ptx::sem_acquire, cuda::ptx::scope_cta, &b.word,
+                                               static_cast<std::uint32_t>(phase & 1));
+  }
+  __device__ static bool mbarrier_test_wait(Barrier& b, Token t) {
+    return cuda::ptx::mbarrier_test_wait(cuda::ptx::sem_acquire, cuda::ptx::scope_cta, &b.word,
+                                         static_cast<std::uint64_t>(t));
+  }
+  __device__ static bool mbarrier_try_wait(Barrier& b, Token t) {
+    return cuda::ptx::mbarrier_try_wait(cuda::ptx::sem_acquire, cuda::ptx::scope_cta, &b.word,
+                                        static_cast<std::uint64_t>(t));
+  }
+  __device__ static std::uint32_t mbarrier_pending_count(Token t) {
+    return ptx::mbarrier_pending_count(static_cast<std::uint64_t>(t));
+  }
+  // The blocking wait: try_wait until the phase completes, bounded by the watchdog budget
+  // (device/watchdog.cuh). On timeout the thread records it and leaves the kernel (exit), so
+  // a deadlock ends the kernel instead of hanging the GPU.
+  __device__ static void mbarrier_wait_parity(Barrier& b, std::int64_t phase) {
+    if (mbarrier_try_wait_parity(b, phase)) return;
+    const std::uint64_t start = cuda::ptx::get_sreg_clock64();
+    const std::uint64_t budget = watchdog_budget_cycles;
+    while (!mbarrier_try_wait_parity(b, phase)) {
+      const std::uint64_t waited = cuda::ptx::get_sreg_clock64() - start;
+      if (waited > budget) {
+        const int offset = static_cast<int>(ptx::smem_addr(&b) - ptx::smem_addr(shared_memory()));
+        watchdog_record_timeout(offset, phase, waited);
+        cuda::ptx::exit();
+      }
+    }
+  }
+
+  // --- async copies, fences, block sync -----------------------------------------------------
+  // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes; a CTA-local address
+  // is a valid .shared::cluster address of this CTA.
+  __device__ static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes,
+                                                        Barrier& b) {
+    cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, gmem, bytes, &b.word);
+  }
+  __device__ static void fence_proxy_async_shared_cta() { cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); }
+  __device__ static void sync_threads() { __syncthreads(); }
+
+  // --- thread identity (1-D blocks and grids, as on the host) --------------------------------
+  __device__ static std::uint32_t thread_idx() { return threadIdx.x; }
+  __device__ static std::uint32_t block_dim() { return blockDim.x; }
+  __device__ static std::uint32_t block_idx() { return blockIdx.x; }
+  __device__ static std::uint32_t grid_dim() { return gridDim.x; }
+  __device__ static constexpr std::uint32_t warp_size() { return 32; }
+  __device__ static std::uint32_t warp_idx() { return threadIdx.x / warp_size(); }
+  __device__ static std::uint32_t lane_idx() { return threadIdx.x % warp_size(); }
+  // All 32 lanes must call it (elect.sync over the full warp), as CUTLASS's elect_one_sync.
+  __device__ static bool elect_one() { return ptx::elect_sync(0xffffffffu); }
+  __device__ static unsigned char* shared_memory() {
+    extern __shared__ __align__(128) unsigned char mbcheck_dynamic_smem[];
+    return mbcheck_dynamic_smem;
+  }
+
+  // --- data and checks ------------------------------------------------------------------------
+  template <class T>
+  __device__ static T load(const T* p) {
+    return *p;
+  }
+  template <class T>
+  __device__ static void store(T* p, T v) {
+    *p = v;
+  }
+  __device__ static void label(Barrier&, const char*, int) {}
+  __device__ static void check(bool ok, const char* what) {
+    if (!ok) {
+      printf("mbcheck: check failed in block %u thread %u: %s\n", blockIdx.x, threadIdx.x, what);
+      cuda::ptx::trap();
+    }
+  }
+};
+
+}  // namespace mbcheck::dev

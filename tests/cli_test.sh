@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The mbcheck command line as a user meets it: verdicts, exit codes (0 no bug, 1 bug,
+# 2 usage error), one clear line on stderr for bad input, and replay tokens that reproduce.
+set -u
+MBCHECK=${1:?usage: cli_test.sh path/to/mbcheck}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# expect <exit code> <pattern in stdout+stderr> -- <args...>
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$MBCHECK" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$code" ] || ! grep -qF -- "$pattern" "$tmp/out" "$tmp/err"; then
+    echo "FAIL: mbcheck $* -> exit $got (want $code), output lacks: $pattern"
+    sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -20
+    failures=$((failures + 1))
+  else
+    echo "ok:   mbcheck $* -> $got"
+  fi
+}
+# usage errors: exactly one line on stderr, nothing on stdout
+expect_usage() {
+  expect 2 "$1" -- "${@:2}"
+  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || [ -s "$tmp/out" ]; then
+    echo "FAIL: mbcheck ${*:2}: a usage error must be one line on stderr and nothing on stdout"
+    failures=$((failures + 1))
+  fi
+}
+
+expect 0 "epi-load" -- list
+expect 0 "consumer-count-plus-one" -- list
+expect 0 "verdict: ok: D matches the CPU reference bit for bit (8192 elements, 8 tiles)" -- run epi-load --seed 7
+expect 0 "verdict: ok" -- run epi-load --stages 4 --tiles 8 --seed 3
+expect 1 "verdict: bug: deadlock" -- run epi-load --mutation consumer-count-plus-one --seed 2
+expect 1 "pending 1/129" -- run epi-load --mutation consumer-count-plus-one --seed 2
+expect 1 "verdict: bug: step-limit" -- run epi-load --max-steps 100
+
+expect_usage "--stages 0: must be in [1, 8]" run epi-load --stages 0
+expect_usage "a CTA has at most 1024 threads" run epi-load --store-warps 40
+expect_usage "exceeds the mbarrier tx-count limit 2^20-1" run epi-load --tile-elems 400000
+expect_usage "unknown protocol 'nope'" run nope
+expect_usage "--bogus-flag" run epi-load --bogus-flag 3
+expect_usage "--tiles x: not a whole number" run epi-load --tiles x
+expect_usage "malformed replay token: a replay token starts with 'mb1:'" replay garbage
+expect_usage "malformed replay token: the schedule part is truncated" replay "mb1:epi-load:tiles=2:gA"
+expect_usage "cannot read --replay-file" replay --replay-file "$tmp/missing"
+expect_usage "replay needs a TOKEN or --replay-file FILE" replay
+
+# The token printed by run replays the same execution, step by step.
+"$MBCHECK" run epi-load --mutation consumer-count-plus-one --tiles 3 --seed 11 >"$tmp/run"
+token=$(sed -n 's/^replay:  //p' "$tmp/run")
+expect 1 "verdict: bug: deadlock" -- replay "$token"
+grep -v '^#' "$tmp/out" | grep -v '^mbcheck replay' >"$tmp/replayed"
+grep -v '^mbcheck run' "$tmp/run" >"$tmp/ran"
+if ! diff -q "$tmp/ran" "$tmp/replayed" >/dev/null; then
+  echo "FAIL: replay does not reproduce the run's verdict, cause, steps and token"
+  diff "$tmp/ran" "$tmp/replayed" | head
+  failures=$((failures + 1))
+fi
+steps=$(sed -n 's/^steps:   //p' "$tmp/run")
+traced=$(grep -c '^#' "$tmp/out")
+[ "$traced" -eq "$steps" ] || { echo "FAIL: replay printed $traced trace lines for $steps steps"; failures=$((failures + 1)); }
+printf '%s\n' "$token" >"$tmp/token.txt"
+expect 1 "verdict: bug: deadlock" -- replay --replay-file "$tmp/token.txt"
+
+# A token for another shape does not replay silently: the divergence is reported.
+wrong=$(printf "%s" "$token" | sed "s/threads-per-warp=32/threads-per-warp=16/")
+expect 1 "verdict: bug: diverged" -- replay "$wrong"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures CLI check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"
