@@ -39,33 +39,31 @@ __global__ void pipeline_paths(std::uint32_t items, std::uint32_t consumer_warps
   P::sync_threads();
 
   if (P::warp_idx() == 0) {
-    for (std::uint32_t i = 0; i < items; ++i) {
-      switch (i % 3) {
-        case 0: {
-          auto stage = pipe.produce();
-          if (P::elect_one()) {
+    // The elected lane is the producer (as in residual_add: a whole warp following the
+    // pipeline could let one lane run two phases ahead of another).
+    if (P::elect_one()) {
+      for (std::uint32_t i = 0; i < items; ++i) {
+        switch (i % 3) {
+          case 0: {
+            auto stage = pipe.produce();
             P::store(slots + stage.index(), i);
             stage.mbar().arrive();
+            break;
           }
-          break;
-        }
-        case 1: {
-          auto stage = pipe.acquire_producer();
-          if (P::elect_one()) {
+          case 1: {
+            auto stage = pipe.acquire_producer();
             P::store(slots + stage.index(), i);
             stage.mbar().arrive();
+            stage.release();
+            break;
           }
-          stage.release();
-          break;
-        }
-        default: {
-          pipe.wait_consumer();
-          if (P::elect_one()) {
+          default: {
+            pipe.wait_consumer();
             P::store(slots + pipe.pipeline.producer_stage(), i);
             pipe.producer_mbar().arrive();
+            pipe.producer_step();
+            break;
           }
-          pipe.producer_step();
-          break;
         }
       }
     }
@@ -87,7 +85,10 @@ __global__ void pipeline_paths(std::uint32_t items, std::uint32_t consumer_warps
         case 2: {
           auto stage = pipe.consume_explicit();
           sum += P::load(slots + stage.index());
-          __syncwarp();  // the warp's reads happen before lane 0 releases the stage for it
+          // The warp's reads happen before lane 0 releases the stage for it. (racecheck of
+          // CUDA 13.0 does not credit the __syncwarp and reports these reads as racing with
+          // the next fill; the PTX memory model orders them.)
+          __syncwarp();
           if (P::lane_idx() == 0) stage.mbar().arrive(P::warp_size());
           break;
         }

@@ -98,14 +98,13 @@ bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
 
 MbarrierToken MbarrierState::arrive(std::int64_t count, bool no_complete, bool* completed) {
   require_live(no_complete ? "arrive.noComplete" : "arrive");
-  MbarrierToken token{id, no_complete, phase, 0};
+  MbarrierToken token{id, no_complete, phase, pending};
   check_arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
   if (no_complete && count >= 1 && count <= pending && pending - count == 0 && tx == 0)
     throw MisuseError(MisuseKind::nocomplete_completes,
                       fmt::format("arrive.noComplete({}) would complete phase {} ({})", count,
                                   phase, describe()));
   bool done = arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
-  token.pending_after = done ? 0 : pending;
   if (completed) *completed = done;
   return token;
 }
@@ -117,10 +116,9 @@ MbarrierToken MbarrierState::arrive_expect_tx(std::int64_t bytes, bool* complete
                       fmt::format("arrive.expect_tx({}): byte count outside [0, 2^20-1]", bytes));
   check_tx(tx + bytes, "arrive.expect_tx");
   check_arrive_on(1, "arrive.expect_tx");  // before changing anything: a failing op leaves no trace
-  MbarrierToken token{id, false, phase, 0};
+  MbarrierToken token{id, false, phase, pending};
   tx += static_cast<std::int32_t>(bytes);  // expect-tx first, then arrive-on(1)
   bool done = arrive_on(1, "arrive.expect_tx");
-  token.pending_after = done ? 0 : pending;
   if (completed) *completed = done;
   return token;
 }
@@ -131,10 +129,9 @@ MbarrierToken MbarrierState::arrive_drop(std::int64_t count, bool* completed) {
     throw MisuseError(MisuseKind::count_out_of_range,
                       fmt::format("arrive_drop({}) with expected count {}", count, expected));
   check_arrive_on(count, "arrive_drop");
-  MbarrierToken token{id, false, phase, 0};
+  MbarrierToken token{id, false, phase, pending};
   expected -= static_cast<std::uint32_t>(count);  // this and all later phases
   bool done = arrive_on(count, "arrive_drop");
-  token.pending_after = done ? 0 : pending;
   if (completed) *completed = done;
   return token;
 }
@@ -193,7 +190,7 @@ std::uint32_t MbarrierState::pending_count(const MbarrierToken& token) {
   if (!token.no_complete)
     throw MisuseError(MisuseKind::bad_token,
                       "pending_count on a token that did not come from arrive.noComplete");
-  return token.pending_after;
+  return token.pending_before;
 }
 
 bool MbarrierState::wait_would_proceed(std::int64_t awaited_phase) const {

@@ -44,7 +44,9 @@ struct MbarrierToken {
   std::uint32_t barrier_id = 0;
   bool no_complete = false;
   std::int64_t phase = 0;         // phase the arrive happened in
-  std::uint32_t pending_after = 0;  // pending count right after the arrive
+  // Pending count just BEFORE the arrive: what mbarrier.pending_count returns (measured on an
+  // H200, device/RESULTS.md: init(5), arrive.noComplete(2) -> 5).
+  std::uint32_t pending_before = 0;
 };
 
 // All-zero bytes are uninitialised shared memory, so a zero-filled smem buffer holds
