@@ -53,6 +53,17 @@ struct HostPlatform {
   static bool elect_one() { return lane_idx() == 0; }
   static unsigned char* shared_memory() { return rt().shared_memory(); }
 
+  // plain atomics on 64-bit words (each one a scheduling point)
+  static std::int64_t atomic_load(std::int64_t* p) { return rt().atomic(OpKind::atomic_load, p, 0); }
+  static void atomic_store(std::int64_t* p, std::int64_t v) { rt().atomic(OpKind::atomic_store, p, v); }
+  static std::int64_t atomic_fetch_add(std::int64_t* p, std::int64_t v) {
+    return rt().atomic(OpKind::atomic_fetch_add, p, v);
+  }
+  // Returns the old value; stores `desired` when it equals `expected`.
+  static std::int64_t atomic_cas(std::int64_t* p, std::int64_t expected, std::int64_t desired) {
+    return rt().atomic(OpKind::atomic_cas, p, desired, expected);
+  }
+
   // data and checks
   template <class T>
   static T load(const T* p) { return *p; }

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "sim/host_platform.hpp"
+#include "spec/classics.hpp"
 #include "spec/kernels/residual_add.hpp"
 
 namespace mbcheck::sim {
@@ -215,15 +216,57 @@ class EpiLoadProgram final : public BundledProgram {
   std::vector<float> expected_;
 };
 
+// --- readers / lastzero: the classic DPOR benchmarks over plain atomics -----------------
+
+const ProtocolInfo kReaders{"readers",
+                            "DPOR benchmark: one writer, N readers of one word (2^N classes)",
+                            {{"n", "2", "readers"}},
+                            {}};
+const ProtocolInfo kLastzero{"lastzero",
+                             "DPOR benchmark: thread 0 looks for the last zero while N threads fill the array "
+                             "((N+3)*2^(N-2) classes)",
+                             {{"n", "5", "writer threads (2..20)"}},
+                             {}};
+
+class ClassicProgram final : public BundledProgram {
+ public:
+  ClassicProgram(const ProtocolInfo& info, const std::map<std::string, std::string>& given) : info_(info) {
+    OptionReader r(info, given);
+    n_ = static_cast<std::uint32_t>(r.integer("n", info.name == "readers" ? 1 : 2, 20));
+    options_ = r.values();
+    shape_.threads_per_cta = n_ + 1;
+    memory_.assign(n_ + 1, 0);
+  }
+  LaunchShape shape() const override { return shape_; }
+  void reset() override { std::fill(memory_.begin(), memory_.end(), 0); }
+  void thread_main() override {
+    if (info_.name == "readers")
+      readers_thread<HostPlatform>(memory_.data());
+    else
+      lastzero_thread<HostPlatform>(memory_.data(), n_);
+  }
+  std::map<std::string, std::string> options() const override { return options_; }
+  std::string result_summary() const override { return "all threads finished"; }
+
+ private:
+  const ProtocolInfo& info_;
+  std::uint32_t n_ = 0;
+  LaunchShape shape_;
+  std::vector<std::int64_t> memory_;
+  std::map<std::string, std::string> options_;
+};
+
 }  // namespace
 
 const std::vector<ProtocolInfo>& bundled_protocols() {
-  static const std::vector<ProtocolInfo> all{kEpiLoad};
+  static const std::vector<ProtocolInfo> all{kEpiLoad, kReaders, kLastzero};
   return all;
 }
 
 std::unique_ptr<BundledProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options) {
   if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
+  if (name == kReaders.name) return std::make_unique<ClassicProgram>(kReaders, options);
+  if (name == kLastzero.name) return std::make_unique<ClassicProgram>(kLastzero, options);
   std::string known;
   for (const auto& p : bundled_protocols()) known += (known.empty() ? "" : ", ") + p.name;
   throw ShapeError(fmt::format("unknown protocol '{}' (bundled: {})", name, known));

@@ -31,6 +31,10 @@ const char* to_string(OpKind kind) {
     case OpKind::bulk_copy: return "cp.async.bulk";
     case OpKind::copy_land: return "copy lands";
     case OpKind::block_sync: return "sync_threads";
+    case OpKind::atomic_load: return "atomic load";
+    case OpKind::atomic_store: return "atomic store";
+    case OpKind::atomic_fetch_add: return "atomic fetch_add";
+    case OpKind::atomic_cas: return "atomic cas";
   }
   return "?";
 }
@@ -46,6 +50,7 @@ const char* to_string(Verdict v) {
     case Verdict::exception: return "exception";
     case Verdict::step_limit: return "step-limit";
     case Verdict::diverged: return "diverged";
+    case Verdict::pruned: return "pruned";
   }
   return "?";
 }
@@ -175,6 +180,10 @@ std::string Runtime::describe_op(const Agent& a) const {
                          bar, op.arg, op.arg & 1);
     case OpKind::bulk_copy: return fmt::format("cp.async.bulk {} B -> {}", op.arg, bar);
     case OpKind::copy_land: return fmt::format("lands {} B ({}/{}) -> complete_tx {}", op.arg, a.copied + op.arg, a.total, bar);
+    case OpKind::atomic_load: return fmt::format("atomic load [{}]", op.addr);
+    case OpKind::atomic_store: return fmt::format("atomic store [{}] = {}", op.addr, op.arg);
+    case OpKind::atomic_fetch_add: return fmt::format("atomic fetch_add [{}] += {}", op.addr, op.arg);
+    case OpKind::atomic_cas: return fmt::format("atomic cas [{}] {} -> {}", op.addr, op.expected, op.arg);
   }
   return "?";
 }
@@ -294,6 +303,10 @@ boost::fibers::context* Runtime::decide() {
       break;
     }
     AgentId pick = strategy_->choose(*this);
+    if (pick == kStopExecution) {
+      end(Verdict::pruned, "stopped by the strategy");
+      break;
+    }
     if (pick >= agents_.size() || agents_[pick].enabled_pos == ~0u) {
       end(Verdict::diverged,
           pick >= agents_.size()
@@ -450,8 +463,10 @@ void Runtime::land_copy_piece(Agent& c) {
   if (limits_.record_trace) record(c, nullptr);
   c.copied += n;
   try {
+    const std::int64_t phase_before = c.op.bar->phase;
     bool done = c.op.bar->complete_tx(n);
     barrier_changed(*c.op.bar, done);
+    observe({c.id, c.op, phase_before, done});
   } catch (const MisuseError& e) {
     end(Verdict::misuse, fmt::format("{}: complete_tx {} {} B: {}", describe_agent(c.id), barrier_name(*c.op.bar), n, e.what()),
         e.kind);
@@ -491,6 +506,7 @@ void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t byte
   c.op = {OpKind::copy_land, &bar, std::min(c.piece, bytes)};
   agents_.push_back(c);
   add_enabled(agents_.back());
+  observe({issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -502,23 +518,28 @@ void Runtime::init(MbarrierState& bar, std::int64_t count) {
   perform([&] { bar.init(count); });
   barrier_changed(bar, true);
   record(*current_, &bar);
+  observe({current_->id, current_->op, 0, false});
 }
 
 void Runtime::inval(MbarrierState& bar) {
   info(bar);
   if (!schedule_point({OpKind::inval, &bar})) return;
+  const std::int64_t phase_before = bar.phase;
   perform([&] { bar.inval(); });
   barrier_changed(bar, true);
   record(*current_, &bar);
+  observe({current_->id, current_->op, phase_before, false});
 }
 
 MbarrierToken Runtime::arrive(MbarrierState& bar, std::int64_t count, bool no_complete) {
   info(bar);
   if (!schedule_point({OpKind::arrive, &bar, count, no_complete})) return {};
   bool done = false;
+  const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive(count, no_complete, &done); });
   barrier_changed(bar, done);
   record(*current_, &bar);
+  observe({current_->id, current_->op, phase_before, done});
   return t;
 }
 
@@ -526,9 +547,11 @@ MbarrierToken Runtime::arrive_expect_tx(MbarrierState& bar, std::int64_t bytes) 
   info(bar);
   if (!schedule_point({OpKind::arrive_expect_tx, &bar, bytes})) return {};
   bool done = false;
+  const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive_expect_tx(bytes, &done); });
   barrier_changed(bar, done);
   record(*current_, &bar);
+  observe({current_->id, current_->op, phase_before, done});
   return t;
 }
 
@@ -536,26 +559,32 @@ MbarrierToken Runtime::arrive_drop(MbarrierState& bar, std::int64_t count) {
   info(bar);
   if (!schedule_point({OpKind::arrive_drop, &bar, count})) return {};
   bool done = false;
+  const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive_drop(count, &done); });
   barrier_changed(bar, done);
   record(*current_, &bar);
+  observe({current_->id, current_->op, phase_before, done});
   return t;
 }
 
 void Runtime::expect_tx(MbarrierState& bar, std::int64_t bytes) {
   info(bar);
   if (!schedule_point({OpKind::expect_tx, &bar, bytes})) return;
+  const std::int64_t phase_before = bar.phase;
   perform([&] { bar.expect_tx(bytes); });
   barrier_changed(bar, false);
   record(*current_, &bar);
+  observe({current_->id, current_->op, phase_before, false});
 }
 
 void Runtime::complete_tx(MbarrierState& bar, std::int64_t bytes) {
   info(bar);
   if (!schedule_point({OpKind::complete_tx, &bar, bytes})) return;
+  const std::int64_t phase_before = bar.phase;
   bool done = perform([&] { return bar.complete_tx(bytes); });
   barrier_changed(bar, done);
   record(*current_, &bar);
+  observe({current_->id, current_->op, phase_before, done});
 }
 
 void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
@@ -563,6 +592,7 @@ void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
   if (!schedule_point({OpKind::wait, &bar, phase})) return;
   perform([&] { bar.test_wait_parity(phase); });  // enabled: complete, or throws the misuse
   record(*current_, &bar);
+  observe({current_->id, current_->op, bar.phase, false, true});
 }
 
 bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token) {
@@ -575,6 +605,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   a.poll_phase = token ? token->phase : phase;
   a.poll_version = bar.version;
   record(a, &bar);
+  observe({a.id, a.op, bar.phase, false, complete});
   return complete;
 }
 
@@ -585,6 +616,30 @@ std::uint32_t Runtime::pending_count(const MbarrierToken& token) {
 void Runtime::block_sync() {
   if (!schedule_point({OpKind::block_sync})) return;
   record(*current_, nullptr);
+  observe({current_->id, current_->op});
+}
+
+std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected) {
+  Op op{kind, nullptr, arg};
+  op.addr = addr;
+  op.expected = expected;
+  if (!schedule_point(op)) return 0;
+  StepInfo step{current_->id, op};
+  step.value = *addr;
+  switch (kind) {
+    case OpKind::atomic_store: *addr = arg; step.wrote = true; break;
+    case OpKind::atomic_fetch_add: *addr += arg; step.wrote = true; break;
+    case OpKind::atomic_cas:
+      if (*addr == expected) {
+        *addr = arg;
+        step.wrote = true;
+      }
+      break;
+    default: break;
+  }
+  record(*current_, nullptr);
+  observe(step);
+  return step.value;
 }
 
 void Runtime::check_failed(const char* what) {
@@ -597,12 +652,13 @@ void Runtime::check_failed(const char* what) {
 // ---------------------------------------------------------------------------------------
 // one execution
 
-Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& limits) {
+Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& limits, StepObserver* observer) {
   install_scheduler();
   Runtime* outer = tl_runtime;
   tl_runtime = this;
   program_ = &program;
   strategy_ = &strategy;
+  observer_ = observer;
   limits_ = limits;
   shape_ = program.shape();
   agents_.clear();

@@ -45,6 +45,10 @@ enum class OpKind : std::uint8_t {
   bulk_copy,         // cp.async.bulk issue: arg = bytes
   copy_land,         // copy agent: next piece lands, arg = bytes of that piece
   block_sync,        // __syncthreads
+  atomic_load,       // plain atomics on a shared/global word: addr, arg = value stored/added
+  atomic_store,
+  atomic_fetch_add,
+  atomic_cas,        // arg = desired; `expected` in Op::expected
 };
 const char* to_string(OpKind kind);
 
@@ -53,7 +57,13 @@ struct Op {
   MbarrierState* bar = nullptr;
   std::int64_t arg = 0;
   bool no_complete = false;
+  void* addr = nullptr;        // atomics
+  std::int64_t expected = 0;   // atomic_cas
 };
+inline bool is_atomic(OpKind k) {
+  return k == OpKind::atomic_load || k == OpKind::atomic_store || k == OpKind::atomic_fetch_add ||
+         k == OpKind::atomic_cas;
+}
 
 // How one execution ended.
 enum class Verdict : std::uint8_t {
@@ -66,9 +76,10 @@ enum class Verdict : std::uint8_t {
   exception,   // protocol code threw
   step_limit,  // more steps than allowed
   diverged,    // replay: the protocol did not do what the schedule recorded
+  pruned,      // the strategy stopped the execution (redundant for the search): not a bug
 };
 const char* to_string(Verdict v);
-inline bool is_bug(Verdict v) { return v != Verdict::completed; }
+inline bool is_bug(Verdict v) { return v != Verdict::completed && v != Verdict::pruned; }
 
 struct Outcome {
   Verdict verdict = Verdict::completed;
@@ -102,13 +113,34 @@ class Program {
 
 class Runtime;
 
+// Returned by Strategy::choose to end the execution as "pruned" (e.g. sleep-set blocked).
+inline constexpr AgentId kStopExecution = kNoAgent - 1;
+
 // Picks the agent that runs next. The runtime asks at every scheduling point with at least
-// one enabled agent; the choice must be one of rt.enabled().
+// one enabled agent; the choice must be one of rt.enabled() (or kStopExecution).
 class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual void begin_execution() {}
   virtual AgentId choose(const Runtime& rt) = 0;
+};
+
+// What one step did, reported right after it (the explorer builds its events from these).
+struct StepInfo {
+  AgentId agent = kNoAgent;
+  Op op;                          // the operation performed
+  std::int64_t phase_before = 0;  // barrier ops: the barrier's phase when it ran
+  bool completed = false;         // it completed the barrier's phase
+  bool result = false;            // test_wait/try_wait: the answer
+  std::int64_t value = 0;         // atomics: the value read (load/fetch_add/cas)
+  bool wrote = false;             // atomics: whether it wrote (cas may not)
+  AgentId spawned = kNoAgent;     // bulk_copy: the copy agent it created
+};
+
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void on_step(const Runtime& rt, const StepInfo& step) = 0;
 };
 
 struct RunLimits {
@@ -150,7 +182,8 @@ class Runtime {
 
   // Runs `program` once under `strategy`. Never throws for protocol faults: they are the
   // Outcome. Must be called from outside any fiber of this runtime.
-  Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {});
+  Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {},
+                  StepObserver* observer = nullptr);
 
   // The runtime of the calling OS thread, while an execution runs.
   static Runtime& current();
@@ -183,6 +216,7 @@ class Runtime {
   std::uint32_t pending_count(const MbarrierToken& token);
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
   void block_sync();
+  std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
   void check_failed(const char* what);  // throws unless already unwinding
 
  private:
@@ -224,9 +258,13 @@ class Runtime {
   void end_blocked();
   void fiber_main(AgentId id);
   void record(const Agent& a, const MbarrierState* bar);
+  void observe(const StepInfo& step) {
+    if (observer_) observer_->on_step(*this, step);
+  }
 
   Program* program_ = nullptr;
   Strategy* strategy_ = nullptr;
+  StepObserver* observer_ = nullptr;
   RunLimits limits_;
   LaunchShape shape_;
   std::deque<Agent> agents_;  // deque: references stay valid as copies are added

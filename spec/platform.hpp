@@ -33,6 +33,9 @@
 //   P::warp_idx(), P::lane_idx(), P::elect_one() (true in exactly one lane of the warp)
 //   P::shared_memory() -> unsigned char*: the CTA's dynamic shared memory (zero-filled on the
 //                          host, so a barrier read before init is seen as uninitialised)
+// Plain atomics on 64-bit words in shared or global memory (relaxed; each a scheduling point)
+//   P::atomic_load(int64_t*), P::atomic_store(int64_t*, v), P::atomic_fetch_add(int64_t*, v),
+//   P::atomic_cas(int64_t*, expected, desired) -> old value
 // Data and checks
 //   P::load(const T* p) -> T, P::store(T* p, T v): every access to shared or global buffers
 //                          goes through these so the host can track it

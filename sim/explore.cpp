@@ -1,0 +1,529 @@
+#include "sim/explore.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+namespace mbcheck::sim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// ---------------------------------------------------------------------------------------
+// brute force: every enabled agent at every step, in agent-id order
+
+class BruteForceStrategy final : public Strategy {
+ public:
+  struct Node {
+    std::vector<AgentId> enabled;  // sorted
+    std::size_t choice = 0;
+  };
+  std::vector<Node> nodes;
+
+  void begin_execution() override { depth_ = 0; }
+  AgentId choose(const Runtime& rt) override {
+    if (depth_ == nodes.size()) {
+      Node n{rt.enabled(), 0};
+      std::sort(n.enabled.begin(), n.enabled.end());
+      nodes.push_back(std::move(n));
+    }
+    const Node& n = nodes[depth_++];
+    return n.enabled[n.choice];
+  }
+  // Moves to the next schedule; false when all were run.
+  bool advance() {
+    while (!nodes.empty() && nodes.back().choice + 1 >= nodes.back().enabled.size()) nodes.pop_back();
+    if (nodes.empty()) return false;
+    ++nodes.back().choice;
+    return true;
+  }
+
+ private:
+  std::size_t depth_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// DPOR
+//
+// Events and the dependency relation. Every step becomes an event with a vector clock of
+// the happens-before relation that DPOR reasons about (program order + dependencies). On
+// one mbarrier, the relation is built from what waits can observe:
+//  - "dec" ops (arrive, complete_tx, arrive_drop, copy landings) of one phase commute with
+//    each other: whichever comes last completes the phase, and waits see the same thing;
+//  - "inc" ops (expect_tx, arrive.expect_tx, arrive.noComplete) can move when the phase
+//    completes (or what a token reports): dependent on every counter op of their phase;
+//  - counter ops of different phases are dependent;
+//  - a wait that saw phase q complete comes after every counter op of phase q (forced:
+//    it could not have run before them, so this is an ordering, not a race); it races
+//    with counter ops of phase q+1 (run before it, they make it alias or break the
+//    "missing wait" rule);
+//  - a poll that saw phase q open races with the op that completed q later;
+//  - init/inval are dependent with everything on the barrier; waits commute with waits.
+// Plain atomics: the usual read/write conflicts per address. Different objects commute.
+
+using VClock = std::vector<std::uint32_t>;
+
+void join(VClock& into, const VClock& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+bool covers(const VClock& c, AgentId agent, std::uint32_t seq) { return agent < c.size() && c[agent] >= seq; }
+
+enum class Cat : std::uint8_t { other, init, dec, inc, obs_true, obs_false, read, write };
+
+struct Event {
+  AgentId agent = 0;
+  std::uint32_t seq = 0;  // 1-based position among the agent's events
+  Cat cat = Cat::other;
+  std::int64_t phase = 0;  // counter ops: phase it ran in; observers: phase awaited
+  bool completed = false;
+  std::int64_t detail = 0;  // what the thread observed (value read, wait answer)
+  VClock clock;
+};
+
+struct PhaseEvents {
+  std::vector<std::uint32_t> counters, incs, obs_true, obs_false;
+  VClock counter_summary;  // join of all counter ops of the phase
+  VClock obs_summary;      // join of all successful observers of the phase
+};
+
+struct BarrierHistory {
+  std::vector<std::uint32_t> lifecycle;  // init/inval events
+  std::unordered_map<std::int64_t, PhaseEvents> phases;
+};
+
+struct AddressHistory {
+  std::int64_t last_write = -1;
+  std::vector<std::uint32_t> reads_since;
+};
+
+struct DporNode {
+  std::vector<AgentId> sleep;      // asleep on entry
+  std::vector<AgentId> backtrack;  // to explore from here
+  std::vector<AgentId> done;       // explored from here
+  AgentId chosen = kNoAgent;
+  std::vector<AgentId> child_sleep;  // sleep set of the next node, for `chosen`
+};
+
+bool contains(const std::vector<AgentId>& v, AgentId a) { return std::find(v.begin(), v.end(), a) != v.end(); }
+
+// Do two operations, both enabled in the current state, commute here? Decided by running
+// both orders on copies of the barrier state (they are enabled now, so this is exact).
+struct OpResult {
+  bool misuse = false;
+  bool proceeds = true;
+  std::int64_t token_phase = 0;
+  std::uint32_t token_pending = 0;
+  bool answer = false;
+};
+
+OpResult apply(MbarrierState& b, const Op& op) {
+  OpResult r;
+  try {
+    switch (op.kind) {
+      case OpKind::init: b.init(op.arg); break;
+      case OpKind::inval: b.inval(); break;
+      case OpKind::arrive: {
+        auto t = b.arrive(op.arg, op.no_complete, nullptr);
+        r.token_phase = t.phase;
+        r.token_pending = t.pending_before;
+        break;
+      }
+      case OpKind::arrive_expect_tx: r.token_phase = b.arrive_expect_tx(op.arg, nullptr).phase; break;
+      case OpKind::arrive_drop: r.token_phase = b.arrive_drop(op.arg, nullptr).phase; break;
+      case OpKind::expect_tx: b.expect_tx(op.arg); break;
+      case OpKind::complete_tx:
+      case OpKind::copy_land: b.complete_tx(op.arg); break;
+      case OpKind::wait:
+        r.proceeds = b.wait_would_proceed(op.arg);
+        if (r.proceeds) r.answer = b.test_wait_parity(op.arg);
+        break;
+      case OpKind::test_wait:
+      case OpKind::try_wait: r.answer = b.test_wait_parity(op.arg); break;
+      default: break;
+    }
+  } catch (const MisuseError&) {
+    r.misuse = true;
+  }
+  return r;
+}
+
+bool same(const OpResult& a, const OpResult& b) {
+  return a.misuse == b.misuse && a.proceeds == b.proceeds && a.token_phase == b.token_phase &&
+         a.token_pending == b.token_pending && a.answer == b.answer;
+}
+bool same_state(const MbarrierState& a, const MbarrierState& b) {
+  return a.life == b.life && a.phase == b.phase && a.pending == b.pending && a.expected == b.expected &&
+         a.tx == b.tx && a.phase_observed == b.phase_observed;
+}
+
+bool independent_now(const Agent& p, const Agent& q) {
+  const Op &a = p.op, &b = q.op;
+  if (is_atomic(a.kind) || is_atomic(b.kind)) {
+    if (!is_atomic(a.kind) || !is_atomic(b.kind) || a.addr != b.addr) return true;
+    return a.kind == OpKind::atomic_load && b.kind == OpKind::atomic_load;
+  }
+  if (!a.bar || !b.bar || a.bar != b.bar) return true;
+  if (a.kind == OpKind::bulk_copy || b.kind == OpKind::bulk_copy) return true;
+  MbarrierState ab = *a.bar, ba = *a.bar;
+  OpResult a1 = apply(ab, a), b1 = apply(ab, b);
+  OpResult b2 = apply(ba, b), a2 = apply(ba, a);
+  return same(a1, a2) && same(b1, b2) && same_state(ab, ba);
+}
+
+class DporSearch final : public Strategy, public StepObserver {
+ public:
+  std::vector<DporNode> nodes;
+  std::uint64_t races = 0;
+
+  void begin_execution() override {
+    depth_ = 0;
+    events_.clear();
+    last_event_.clear();
+    first_clock_.clear();
+    barriers_.clear();
+    addresses_.clear();
+    sync_join_.clear();
+  }
+
+  AgentId choose(const Runtime& rt) override {
+    if (depth_ == nodes.size()) {
+      DporNode n;
+      n.sleep = pending_sleep_;
+      AgentId pick = kNoAgent;
+      AgentId last = rt.last_agent();
+      for (AgentId id : rt.enabled()) {
+        if (contains(n.sleep, id)) continue;
+        if (id == last) {
+          pick = id;
+          break;
+        }
+        if (pick == kNoAgent || id < pick) pick = id;
+      }
+      if (pick == kNoAgent) return kStopExecution;  // sleep-set blocked: redundant
+      n.backtrack.push_back(pick);
+      n.chosen = pick;
+      nodes.push_back(std::move(n));
+    }
+    DporNode& n = nodes[depth_];
+    // The next node's sleep set: what sleeps here (incl. alternatives already explored)
+    // and still commutes with the chosen step.
+    pending_sleep_.clear();
+    const Agent& chosen = rt.agent(n.chosen);
+    auto keep = [&](AgentId q) {
+      if (q != n.chosen && !contains(pending_sleep_, q) && q < rt.agent_count() &&
+          rt.agent(q).enabled_pos != ~0u && independent_now(chosen, rt.agent(q)))
+        pending_sleep_.push_back(q);
+    };
+    for (AgentId q : n.sleep) keep(q);
+    for (AgentId q : n.done) keep(q);
+    ++depth_;
+    return n.chosen;
+  }
+
+  void on_step(const Runtime& rt, const StepInfo& step) override {
+    const auto index = static_cast<std::uint32_t>(events_.size());
+    Event e;
+    e.agent = step.agent;
+    e.detail = is_atomic(step.op.kind) ? step.value : step.result;
+    if (last_event_.size() <= step.agent) last_event_.resize(step.agent + 1, -1);
+    VClock acc;
+    if (last_event_[step.agent] >= 0) {
+      const Event& prev = events_[static_cast<std::size_t>(last_event_[step.agent])];
+      e.seq = prev.seq + 1;
+      acc = prev.clock;
+    } else {
+      e.seq = 1;
+      if (auto it = first_clock_.find(step.agent); it != first_clock_.end()) acc = it->second;
+    }
+    // Dependent earlier events, newest first: forced ones are joined; a race candidate
+    // not yet covered by acc is a race (e ⋖ this).
+    std::vector<std::uint32_t> candidates;  // race candidates
+    std::vector<const VClock*> forced;
+    classify(rt, step, e, candidates, forced);
+    for (const VClock* f : forced) join(acc, *f);
+    std::sort(candidates.begin(), candidates.end(), std::greater<>());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (std::uint32_t c : candidates) {
+      const Event& other = events_[c];
+      if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
+      join(acc, other.clock);
+      e.clock = acc;  // provisional, for the reversal below (agent entry not yet set)
+      add_race(c, index, e);
+    }
+    if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
+    acc[e.agent] = e.seq;
+    e.clock = std::move(acc);
+    record(step, e, index);
+    if (step.spawned != kNoAgent) first_clock_[step.spawned] = e.clock;
+    last_event_[step.agent] = index;
+    events_.push_back(std::move(e));
+  }
+
+  // The execution's equivalence class: every event with its happens-before clock. Two
+  // executions with the same key are the same partial order of the same operations.
+  std::string trace_key() const {
+    std::vector<std::string> parts;
+    parts.reserve(events_.size());
+    for (const Event& e : events_) {
+      std::string part = fmt::format("{}.{}:{}:{}:{}|", e.agent, e.seq, static_cast<int>(e.cat), e.phase, e.detail);
+      for (auto c : e.clock) part += fmt::format("{},", c);
+      parts.push_back(std::move(part));
+    }
+    std::sort(parts.begin(), parts.end());
+    std::string key;
+    for (auto& p : parts) key += p + ";";
+    return key;
+  }
+
+  // Picks the next alternative; false when the search is complete.
+  bool advance() {
+    while (!nodes.empty()) {
+      DporNode& n = nodes.back();
+      if (n.chosen != kNoAgent && !contains(n.done, n.chosen)) n.done.push_back(n.chosen);
+      AgentId next = kNoAgent;
+      for (AgentId q : n.backtrack)
+        if (!contains(n.done, q) && !contains(n.sleep, q)) {
+          next = q;
+          break;
+        }
+      if (next != kNoAgent) {
+        n.chosen = next;
+        return true;
+      }
+      nodes.pop_back();
+    }
+    return false;
+  }
+
+ private:
+  void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& candidates,
+                std::vector<const VClock*>& forced) {
+    const Op& op = step.op;
+    if (is_atomic(op.kind)) {
+      bool writes = step.wrote;
+      e.cat = writes ? Cat::write : Cat::read;
+      AddressHistory& h = addresses_[op.addr];
+      if (h.last_write >= 0) candidates.push_back(static_cast<std::uint32_t>(h.last_write));
+      if (writes)
+        for (auto r : h.reads_since) candidates.push_back(r);
+      // a failed cas still read: it conflicts with writes only (handled above)
+      return;
+    }
+    if (op.kind == OpKind::block_sync) {
+      // Every thread leaves the sync after every thread arrived: join their clocks.
+      const Agent& me = rt.agent(step.agent);
+      auto& sj = sync_join_[me.cta];
+      if (sj.remaining == 0) {
+        sj.clock.clear();
+        sj.remaining = 0;
+        for (std::size_t id = 0; id < rt.agent_count(); ++id) {
+          const Agent& a = rt.agent(static_cast<AgentId>(id));
+          if (a.kind != Agent::Kind::thread || a.cta != me.cta || a.state == Agent::State::finished) continue;
+          if (a.op.kind != OpKind::block_sync) continue;
+          ++sj.remaining;
+          if (id < last_event_.size() && last_event_[id] >= 0) join(sj.clock, events_[last_event_[id]].clock);
+        }
+      }
+      forced.push_back(&sj.clock);
+      --sj.remaining;
+      return;
+    }
+    if (!op.bar || op.kind == OpKind::bulk_copy) return;
+    BarrierHistory& h = barriers_[op.bar->id];
+    for (auto l : h.lifecycle) candidates.push_back(l);
+    switch (op.kind) {
+      case OpKind::init:
+      case OpKind::inval:
+        e.cat = Cat::init;
+        for (auto& [ph, pe] : h.phases) {
+          candidates.insert(candidates.end(), pe.counters.begin(), pe.counters.end());
+          candidates.insert(candidates.end(), pe.obs_true.begin(), pe.obs_true.end());
+          candidates.insert(candidates.end(), pe.obs_false.begin(), pe.obs_false.end());
+        }
+        return;
+      case OpKind::wait:
+      case OpKind::test_wait:
+      case OpKind::try_wait: {
+        const std::int64_t q = op.arg;
+        e.phase = q;
+        e.cat = step.result ? Cat::obs_true : Cat::obs_false;
+        if (step.result) {
+          if (auto it = h.phases.find(q); it != h.phases.end()) forced.push_back(&it->second.counter_summary);
+          if (auto it = h.phases.find(q + 1); it != h.phases.end())
+            candidates.insert(candidates.end(), it->second.counters.begin(), it->second.counters.end());
+        } else if (auto it = h.phases.find(q - 1); it != h.phases.end()) {
+          forced.push_back(&it->second.counter_summary);
+        }
+        return;
+      }
+      default: break;
+    }
+    // a counter op
+    const std::int64_t p = step.phase_before;
+    e.phase = p;
+    e.completed = step.completed;
+    const bool inc = op.kind == OpKind::expect_tx || op.kind == OpKind::arrive_expect_tx ||
+                     (op.kind == OpKind::arrive && op.no_complete);
+    e.cat = inc ? Cat::inc : Cat::dec;
+    if (auto it = h.phases.find(p); it != h.phases.end()) {
+      PhaseEvents& pe = it->second;
+      const auto& same_phase = inc ? pe.counters : pe.incs;
+      candidates.insert(candidates.end(), same_phase.begin(), same_phase.end());
+      if (e.completed) candidates.insert(candidates.end(), pe.obs_false.begin(), pe.obs_false.end());
+    }
+    if (auto it = h.phases.find(p - 1); it != h.phases.end()) {
+      PhaseEvents& prev = it->second;
+      // all counter ops of the previous phase (skipped at once when already ordered)
+      candidates.insert(candidates.end(), prev.counters.begin(), prev.counters.end());
+      candidates.insert(candidates.end(), prev.obs_true.begin(), prev.obs_true.end());
+    }
+  }
+
+  void record(const StepInfo& step, const Event& e, std::uint32_t index) {
+    const Op& op = step.op;
+    if (is_atomic(op.kind)) {
+      AddressHistory& h = addresses_[op.addr];
+      if (e.cat == Cat::write) {
+        h.last_write = index;
+        h.reads_since.clear();
+      } else {
+        h.reads_since.push_back(index);
+      }
+      return;
+    }
+    if (!op.bar || e.cat == Cat::other) return;
+    BarrierHistory& h = barriers_[op.bar->id];
+    switch (e.cat) {
+      case Cat::init: h.lifecycle.push_back(index); break;
+      case Cat::obs_true: {
+        PhaseEvents& pe = h.phases[e.phase];
+        pe.obs_true.push_back(index);
+        join(pe.obs_summary, e.clock);
+        break;
+      }
+      case Cat::obs_false: h.phases[e.phase].obs_false.push_back(index); break;
+      case Cat::inc:
+      case Cat::dec: {
+        PhaseEvents& pe = h.phases[e.phase];
+        pe.counters.push_back(index);
+        if (e.cat == Cat::inc) pe.incs.push_back(index);
+        join(pe.counter_summary, e.clock);
+        break;
+      }
+      default: break;
+    }
+  }
+
+  // Race earlier -> later: make sure some initial step of the reversal is in the backtrack
+  // set of the node before `earlier` (source-set DPOR).
+  void add_race(std::uint32_t earlier, std::uint32_t later, const Event& later_event) {
+    ++races;
+    const Event& e1 = events_[earlier];
+    if (earlier >= nodes.size()) return;
+    DporNode& node = nodes[earlier];
+    // v = the events after e1 that do not depend on it, then the later event.
+    std::unordered_map<AgentId, std::uint32_t> first_seq;  // agent -> seq of its first event in v
+    std::vector<std::uint32_t> v;
+    for (std::uint32_t j = earlier + 1; j < later; ++j) {
+      const Event& ej = events_[j];
+      if (covers(ej.clock, e1.agent, e1.seq)) continue;
+      v.push_back(j);
+      first_seq.try_emplace(ej.agent, ej.seq);
+    }
+    const AgentId later_agent = later_event.agent;
+    auto is_initial = [&](AgentId q) {
+      auto it = first_seq.find(q);
+      const VClock* clock;
+      if (it == first_seq.end()) {
+        if (q != later_agent) return false;
+        clock = &later_event.clock;
+      } else {
+        clock = nullptr;
+        for (auto j : v)
+          if (events_[j].agent == q) {
+            clock = &events_[j].clock;
+            break;
+          }
+      }
+      for (const auto& [a, s] : first_seq)
+        if (a != q && covers(*clock, a, s)) return false;
+      return true;
+    };
+    for (AgentId q : node.backtrack)
+      if (is_initial(q)) return;
+    AgentId add = v.empty() ? later_agent : events_[v.front()].agent;
+    node.backtrack.push_back(add);
+  }
+
+  struct SyncJoin {
+    VClock clock;
+    std::uint32_t remaining = 0;
+  };
+
+  std::size_t depth_ = 0;
+  std::vector<AgentId> pending_sleep_;
+  std::vector<Event> events_;
+  std::vector<std::int64_t> last_event_;
+  std::unordered_map<AgentId, VClock> first_clock_;
+  std::unordered_map<std::uint32_t, BarrierHistory> barriers_;
+  std::unordered_map<const void*, AddressHistory> addresses_;
+  std::unordered_map<std::uint32_t, SyncJoin> sync_join_;
+};
+
+}  // namespace
+
+ExploreResult explore(Program& program, const ExploreOptions& options,
+                      const std::function<void(const Outcome&)>& on_execution) {
+  ExploreResult result;
+  Runtime rt;
+  RunLimits limits;
+  limits.max_steps = options.max_steps;
+  const auto start = Clock::now();
+  BruteForceStrategy brute;
+  DporSearch dpor;
+  DporSearch classifier;  // brute force: only its events and clocks, no search state
+  std::unordered_set<std::string> classes;
+  for (;;) {
+    Outcome out = options.kind == SearchKind::dpor
+                      ? rt.execute(program, dpor, limits, &dpor)
+                      : rt.execute(program, brute, limits, options.count_classes ? &classifier : nullptr);
+    if (options.kind == SearchKind::brute_force && options.count_classes && out.verdict != Verdict::pruned) {
+      classes.insert(classifier.trace_key());
+      classifier.begin_execution();
+    }
+    result.stats.transitions += out.steps;
+    if (out.verdict == Verdict::pruned) {
+      ++result.stats.redundant;
+    } else {
+      ++result.stats.executions;
+      if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++result.stats.blocked;
+      if (on_execution) on_execution(out);
+      if (is_bug(out.verdict) && !result.bug) {
+        result.bug = std::move(out);
+        if (options.stop_at_first_bug) break;
+      }
+    }
+    const bool more = options.kind == SearchKind::dpor ? dpor.advance() : brute.advance();
+    if (!more) {
+      result.stats.complete = !result.bug || !options.stop_at_first_bug;
+      break;
+    }
+    if (options.max_executions && result.stats.executions >= options.max_executions) break;
+    if (options.time_limit_s > 0 && seconds_since(start) >= options.time_limit_s) break;
+  }
+  result.stats.seconds = seconds_since(start);
+  result.stats.classes = classes.size();
+  result.stats.races = dpor.races;
+  return result;
+}
+
+}  // namespace mbcheck::sim

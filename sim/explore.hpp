@@ -1,0 +1,52 @@
+// Systematic exploration of a protocol's schedules.
+//
+//   brute_force  every interleaving, no reduction (small shapes; the reference that DPOR's
+//                counts are checked against)
+//   dpor         stateless DFS with source-set DPOR and sleep sets over the mbarrier-aware
+//                dependency relation: one execution per equivalence class
+//
+// Every execution re-runs the program from the start, following a prefix of recorded
+// choices, under the same Runtime the random and replay strategies use.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "sim/runtime.hpp"
+
+namespace mbcheck::sim {
+
+enum class SearchKind : std::uint8_t { brute_force, dpor };
+
+struct ExploreOptions {
+  SearchKind kind = SearchKind::dpor;
+  std::uint64_t max_executions = 0;  // 0: no limit
+  double time_limit_s = 0;           // 0: no limit
+  std::uint64_t max_steps = 1'000'000;  // per execution
+  bool stop_at_first_bug = true;
+  bool count_classes = false;  // brute_force: also count distinct equivalence classes
+};
+
+struct ExploreStats {
+  std::uint64_t executions = 0;  // complete executions explored (one per class for dpor)
+  std::uint64_t blocked = 0;     // executions that ended in deadlock or livelock
+  std::uint64_t redundant = 0;   // executions cut short by sleep sets (dpor)
+  std::uint64_t transitions = 0;  // steps executed, over all executions
+  std::uint64_t classes = 0;      // brute_force with count_classes: distinct equivalence classes
+  std::uint64_t races = 0;        // dpor: races found (reversals considered)
+  double seconds = 0;
+  bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
+};
+
+struct ExploreResult {
+  ExploreStats stats;
+  std::optional<Outcome> bug;  // the first execution whose verdict is a bug
+};
+
+// Explores `program`; `on_execution` (optional) sees every finished, non-redundant execution.
+ExploreResult explore(Program& program, const ExploreOptions& options,
+                      const std::function<void(const Outcome&)>& on_execution = {});
+
+}  // namespace mbcheck::sim
