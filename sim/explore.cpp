@@ -246,19 +246,26 @@ class DporSearch final : public Strategy, public StepObserver {
     }
     // Dependent earlier events, newest first: forced ones are joined; a race candidate
     // not yet covered by acc is a race (e ⋖ this).
-    std::vector<std::uint32_t> candidates;  // race candidates
+    std::vector<std::uint32_t> lifecycle, candidates;  // race candidates
     std::vector<const VClock*> forced;
-    classify(rt, step, e, candidates, forced);
+    classify(rt, step, e, lifecycle, candidates, forced);
+    auto check = [&](std::vector<std::uint32_t>& list) {
+      std::sort(list.begin(), list.end(), std::greater<>());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+      for (std::uint32_t c : list) {
+        const Event& other = events_[c];
+        if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
+        join(acc, other.clock);
+        e.clock = acc;  // provisional, for the reversal below (agent entry not yet set)
+        add_race(c, index, e);
+      }
+    };
+    // Before init every op on the barrier is enabled (it reports the misuse), so an op can
+    // always move before an init: check those races before the forced orderings, which
+    // assume a live barrier.
+    check(lifecycle);
     for (const VClock* f : forced) join(acc, *f);
-    std::sort(candidates.begin(), candidates.end(), std::greater<>());
-    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-    for (std::uint32_t c : candidates) {
-      const Event& other = events_[c];
-      if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
-      join(acc, other.clock);
-      e.clock = acc;  // provisional, for the reversal below (agent entry not yet set)
-      add_race(c, index, e);
-    }
+    check(candidates);
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
     acc[e.agent] = e.seq;
     e.clock = std::move(acc);
@@ -305,8 +312,8 @@ class DporSearch final : public Strategy, public StepObserver {
   }
 
  private:
-  void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& candidates,
-                std::vector<const VClock*>& forced) {
+  void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& lifecycle,
+                std::vector<std::uint32_t>& candidates, std::vector<const VClock*>& forced) {
     const Op& op = step.op;
     if (is_atomic(op.kind)) {
       bool writes = step.wrote;
@@ -339,7 +346,7 @@ class DporSearch final : public Strategy, public StepObserver {
     }
     if (!op.bar || op.kind == OpKind::bulk_copy) return;
     BarrierHistory& h = barriers_[op.bar->id];
-    for (auto l : h.lifecycle) candidates.push_back(l);
+    lifecycle = h.lifecycle;
     switch (op.kind) {
       case OpKind::init:
       case OpKind::inval:

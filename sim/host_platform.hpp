@@ -66,9 +66,15 @@ struct HostPlatform {
 
   // data and checks
   template <class T>
-  static T load(const T* p) { return *p; }
+  static T load(const T* p) {
+    rt().data_access(p, sizeof(T), false);
+    return *p;
+  }
   template <class T>
-  static void store(T* p, T v) { *p = v; }
+  static void store(T* p, T v) {
+    rt().data_access(p, sizeof(T), true);
+    *p = v;
+  }
   static void label(Barrier& b, const char* name, int index) { rt().label(b, name, index); }
   static void check(bool ok, const char* what) {
     if (!ok) rt().check_failed(what);

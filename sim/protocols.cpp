@@ -89,7 +89,9 @@ const ProtocolInfo kEpiLoad{
         {"beta", "0.5", "the beta of D = accum + beta*C"},
         {"mutation", "none", "a deliberate protocol bug (see the mutation list)"},
     },
-    {"consumer-count-plus-one"},
+    {"consumer-count-plus-one", "producer-start-phase-0", "producer-skips-empty-wait", "release-before-read",
+     "tx-overcount", "tx-undercount-split", "single-stage-wrong-parity", "double-arrive", "explicit-without-signal",
+     "use-before-init", "reinit-live"},
 };
 
 using KernelFn = void (*)(const ResidualAddParams&);
@@ -126,7 +128,10 @@ class EpiLoadProgram final : public BundledProgram {
     std::vector<std::string> mutations{"none"};
     mutations.insert(mutations.end(), kEpiLoad.mutations.begin(), kEpiLoad.mutations.end());
     const std::string mutation = r.choice("mutation", mutations);
-    if (mutation == "consumer-count-plus-one") params_.mutation = ResidualAddMutation::consumer_count_plus_one;
+    for (std::size_t i = 1; i < mutations.size(); ++i)
+      if (mutation == mutations[i]) params_.mutation = static_cast<ResidualAddMutation>(i);
+    if (params_.mutation == ResidualAddMutation::single_stage_wrong_parity && stages_ != 1)
+      throw ShapeError("--mutation single-stage-wrong-parity needs --stages 1");
 
     if (params_.tile_elems % 4 != 0)
       throw ShapeError(fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes, so tiles hold a "

@@ -44,6 +44,7 @@ const char* to_string(Verdict v) {
     case Verdict::completed: return "completed";
     case Verdict::deadlock: return "deadlock";
     case Verdict::livelock: return "livelock";
+    case Verdict::race: return "race";
     case Verdict::misuse: return "misuse";
     case Verdict::aliasing: return "aliasing";
     case Verdict::assertion: return "assertion";
@@ -250,6 +251,7 @@ void Runtime::announce(Agent& a) {
     cta.at_sync.push_back(a.id);
     a.state = Agent::State::blocked;
     if (cta.at_sync.size() == cta.live_threads) {
+      races_.join_all(cta.at_sync);
       for (AgentId id : cta.at_sync) add_enabled(agents_[id]);
       cta.at_sync.clear();
     }
@@ -269,6 +271,18 @@ void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
   for (AgentId id : bi.spin_waiters) add_enabled(agents_[id]);
   bi.spin_waiters.clear();
   if (!phase_completed) return;
+  // A new phase (or init) can also disable an enabled wait: one announced on uninitialised
+  // memory, or one for a phase ahead of the barrier that has now become the current phase.
+  for (std::size_t i = 0; i < enabled_.size();) {
+    Agent& w = agents_[enabled_[i]];
+    if (w.op.kind == OpKind::wait && w.op.bar == &bar && !is_enabled_now(w)) {
+      remove_enabled(w);
+      w.state = Agent::State::blocked;
+      bi.waiters.push_back(w.id);
+    } else {
+      ++i;
+    }
+  }
   auto keep = bi.waiters.begin();
   for (AgentId id : bi.waiters) {
     Agent& w = agents_[id];
@@ -319,6 +333,7 @@ boost::fibers::context* Runtime::decide() {
     Agent& a = agents_[pick];
     remove_enabled(a);
     ++steps_;
+    races_.tick(pick, steps_);
     last_agent_ = pick;
     if (a.kind == Agent::Kind::copy) {
       land_copy_piece(a);
@@ -430,6 +445,7 @@ void Runtime::thread_finished(Agent& a) {
   CtaInfo& cta = ctas_[a.cta];
   --cta.live_threads;
   if (!cta.at_sync.empty() && cta.at_sync.size() == cta.live_threads) {
+    races_.join_all(cta.at_sync);
     for (AgentId id : cta.at_sync) add_enabled(agents_[id]);
     cta.at_sync.clear();
   }
@@ -459,12 +475,19 @@ void Runtime::fiber_main(AgentId id) {
 
 void Runtime::land_copy_piece(Agent& c) {
   const auto n = static_cast<std::uint32_t>(c.op.arg);
+  auto race = races_.access(c.id, c.src + c.copied, n, false);
+  if (!race) race = races_.access(c.id, c.dst + c.copied, n, true);
+  if (race) {
+    end_race(*race);
+    return;
+  }
   std::memcpy(c.dst + c.copied, c.src + c.copied, n);
   if (limits_.record_trace) record(c, nullptr);
   c.copied += n;
   try {
     const std::int64_t phase_before = c.op.bar->phase;
     bool done = c.op.bar->complete_tx(n);
+    races_.release(c.id, c.op.bar->id, phase_before);
     barrier_changed(*c.op.bar, done);
     observe({c.id, c.op, phase_before, done});
   } catch (const MisuseError& e) {
@@ -505,6 +528,7 @@ void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t byte
   c.piece = std::max<std::uint32_t>(16, ((bytes + pieces - 1) / pieces + 15) / 16 * 16);
   c.op = {OpKind::copy_land, &bar, std::min(c.piece, bytes)};
   agents_.push_back(c);
+  races_.add_agent(c.id, issuer.id);
   add_enabled(agents_.back());
   observe({issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id});
 }
@@ -537,6 +561,7 @@ MbarrierToken Runtime::arrive(MbarrierState& bar, std::int64_t count, bool no_co
   bool done = false;
   const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive(count, no_complete, &done); });
+  races_.release(current_->id, bar.id, phase_before);
   barrier_changed(bar, done);
   record(*current_, &bar);
   observe({current_->id, current_->op, phase_before, done});
@@ -549,6 +574,7 @@ MbarrierToken Runtime::arrive_expect_tx(MbarrierState& bar, std::int64_t bytes) 
   bool done = false;
   const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive_expect_tx(bytes, &done); });
+  races_.release(current_->id, bar.id, phase_before);
   barrier_changed(bar, done);
   record(*current_, &bar);
   observe({current_->id, current_->op, phase_before, done});
@@ -561,6 +587,7 @@ MbarrierToken Runtime::arrive_drop(MbarrierState& bar, std::int64_t count) {
   bool done = false;
   const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive_drop(count, &done); });
+  races_.release(current_->id, bar.id, phase_before);
   barrier_changed(bar, done);
   record(*current_, &bar);
   observe({current_->id, current_->op, phase_before, done});
@@ -582,6 +609,7 @@ void Runtime::complete_tx(MbarrierState& bar, std::int64_t bytes) {
   if (!schedule_point({OpKind::complete_tx, &bar, bytes})) return;
   const std::int64_t phase_before = bar.phase;
   bool done = perform([&] { return bar.complete_tx(bytes); });
+  races_.release(current_->id, bar.id, phase_before);
   barrier_changed(bar, done);
   record(*current_, &bar);
   observe({current_->id, current_->op, phase_before, done});
@@ -590,7 +618,11 @@ void Runtime::complete_tx(MbarrierState& bar, std::int64_t bytes) {
 void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
   info(bar);
   if (!schedule_point({OpKind::wait, &bar, phase})) return;
-  perform([&] { bar.test_wait_parity(phase); });  // enabled: complete, or throws the misuse
+  perform([&] {
+    // Enabled means complete (or a misuse, which throws); anything else is a runtime bug.
+    if (!bar.test_wait_parity(phase)) throw std::logic_error("mbcheck: a blocked wait was scheduled");
+  });
+  races_.acquire(current_->id, bar.id, phase);
   record(*current_, &bar);
   observe({current_->id, current_->op, bar.phase, false, true});
 }
@@ -600,6 +632,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   if (!schedule_point({kind, &bar, token ? token->phase : phase})) return false;
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   Agent& a = *current_;
+  if (complete) races_.acquire(a.id, bar.id, token ? token->phase : phase);
   a.poll_failed = !complete;
   a.poll_bar = &bar;
   a.poll_phase = token ? token->phase : phase;
@@ -642,6 +675,34 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   return step.value;
 }
 
+std::string Runtime::describe_address(const void* addr) const {
+  const auto at = reinterpret_cast<std::uintptr_t>(addr);
+  for (std::uint32_t cta = 0; cta < ctas_.size(); ++cta) {
+    const auto& smem = ctas_[cta].smem;
+    auto raw = reinterpret_cast<std::uintptr_t>(smem.data());
+    auto base = raw + (128 - raw % 128) % 128;
+    if (at >= base && at < raw + smem.size())
+      return shape_.ctas > 1 ? fmt::format("cta {} smem+{:#x}", cta, at - base) : fmt::format("smem+{:#x}", at - base);
+  }
+  return fmt::format("global memory {}", addr);
+}
+
+void Runtime::end_race(const RaceDetector::Race& race) {
+  auto what = [](bool writes) { return writes ? "writes" : "reads"; };
+  end(Verdict::race,
+      fmt::format("data race on {}: {} {} it (step {}) and {} {} it (step {}) with no happens-before between them",
+                  describe_address(race.address), describe_agent(race.first), what(race.first_writes), race.first_step,
+                  describe_agent(race.second), what(race.second_writes), race.second_step));
+}
+
+void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
+  if (over_ || !current_) return;
+  if (auto race = races_.access(current_->id, addr, bytes, write)) {
+    end_race(*race);
+    if (std::uncaught_exceptions() == 0) throw Aborted{};
+  }
+}
+
 void Runtime::check_failed(const char* what) {
   if (over_ && std::uncaught_exceptions() > 0) return;
   end(Verdict::assertion, fmt::format("{}: check failed: {}", describe_agent(current_->id), what));
@@ -679,6 +740,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     cta.at_sync.clear();
   }
   program.reset();
+  races_.reset(threads_);
   strategy.begin_execution();
   main_ctx_ = boost::fibers::context::active();
 

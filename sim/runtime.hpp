@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/mbarrier.hpp"
+#include "sim/race_detector.hpp"
 
 namespace boost::fibers {
 class context;
@@ -27,7 +28,6 @@ class context;
 
 namespace mbcheck::sim {
 
-using AgentId = std::uint32_t;
 inline constexpr AgentId kNoAgent = ~AgentId{0};
 
 enum class OpKind : std::uint8_t {
@@ -70,6 +70,7 @@ enum class Verdict : std::uint8_t {
   completed,   // every thread finished (the protocol's own result check may still fail)
   deadlock,    // no agent enabled, some unfinished
   livelock,    // as deadlock, but some thread spins on test_wait/try_wait forever
+  race,        // two accesses to one word, one a write, not ordered by happens-before
   misuse,      // a barrier rule was broken (see misuse kind)
   aliasing,    // a wait for a phase that is neither current nor preceding
   assertion,   // P::check failed, or the output differs from the reference
@@ -217,6 +218,8 @@ class Runtime {
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
   void block_sync();
   std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
+  // A load or store of protocol data (not a scheduling point): checked for races.
+  void data_access(const void* addr, std::size_t bytes, bool write);
   void check_failed(const char* what);  // throws unless already unwinding
 
  private:
@@ -256,6 +259,8 @@ class Runtime {
   void thread_finished(Agent& a);
   void end(Verdict v, std::string message, std::optional<MisuseKind> misuse = std::nullopt);
   void end_blocked();
+  void end_race(const RaceDetector::Race& race);
+  std::string describe_address(const void* addr) const;
   void fiber_main(AgentId id);
   void record(const Agent& a, const MbarrierState* bar);
   void observe(const StepInfo& step) {
@@ -280,6 +285,7 @@ class Runtime {
   bool priming_ = false;
   bool over_ = false;
   Outcome outcome_;
+  RaceDetector races_;
   std::vector<std::string> trace_;
 
   boost::fibers::context* main_ctx_ = nullptr;

@@ -58,8 +58,11 @@ class ProducerConsumerPipeline {
   static constexpr int kStages = Stages;
   static constexpr int kNumBarriers = 2 * Stages;
 
-  // `barriers` points to 2*Stages barriers in shared memory.
-  MBCHECK_HD explicit ProducerConsumerPipeline(Barrier* barriers) : bars_(barriers) {}
+  // `barriers` points to 2*Stages barriers in shared memory. The start phases are the
+  // protocol's (-1 and 0); other values exist to study what goes wrong without them.
+  MBCHECK_HD explicit ProducerConsumerPipeline(Barrier* barriers, std::int64_t producer_start_phase = -1,
+                                               std::int64_t consumer_start_phase = 0)
+      : bars_(barriers), producer_(producer_start_phase), consumer_(consumer_start_phase) {}
 
   // Called by one thread; the others must sync_threads() before using the pipeline.
   MBCHECK_HD void init_barriers(std::uint32_t producer_arv_count, std::uint32_t consumer_arv_count) const {
@@ -183,8 +186,8 @@ class ProducerConsumerPipeline {
 
  private:
   Barrier* bars_;
-  PipelineState<Stages> producer_ = PipelineState<Stages>::producer_start();
-  PipelineState<Stages> consumer_ = PipelineState<Stages>::consumer_start();
+  PipelineState<Stages> producer_;
+  PipelineState<Stages> consumer_;
 };
 
 // Epilogue-load warp -> epilogue-store warps (residual add D = accum + beta * C).
@@ -194,7 +197,9 @@ class EpiLoadPipeline {
   using Pipeline = ProducerConsumerPipeline<P, Stages>;
   static constexpr int kNumBarriers = Pipeline::kNumBarriers;
 
-  MBCHECK_HD explicit EpiLoadPipeline(typename P::Barrier* barriers) : pipeline(barriers) {}
+  MBCHECK_HD explicit EpiLoadPipeline(typename P::Barrier* barriers, std::int64_t producer_start_phase = -1,
+                                      std::int64_t consumer_start_phase = 0)
+      : pipeline(barriers, producer_start_phase, consumer_start_phase) {}
 
   MBCHECK_HD void init_barriers(std::uint32_t producer_arv_count = 1,
                                 std::uint32_t consumer_arv_count = 128) const {

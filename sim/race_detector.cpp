@@ -1,0 +1,120 @@
+#include "sim/race_detector.hpp"
+
+#include <algorithm>
+
+namespace mbcheck::sim {
+
+namespace {
+void join(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+}  // namespace
+
+void RaceDetector::reset(std::size_t agents) {
+  clocks_.resize(agents);
+  step_.assign(agents, 0);
+  for (std::size_t a = 0; a < agents; ++a) {
+    clocks_[a].assign(agents, 0);
+    clocks_[a][a] = 1;
+  }
+  for (Released& r : released_) r = Released{};
+  shared_reads_.clear();
+  ++generation_;  // every shadow word of the last execution is now stale
+}
+
+void RaceDetector::add_agent(AgentId id, AgentId parent) {
+  if (clocks_.size() <= id) {
+    clocks_.resize(id + 1);
+    step_.resize(id + 1, 0);
+  }
+  clocks_[id] = clocks_[parent];
+  if (clocks_[id].size() <= id) clocks_[id].resize(id + 1, 0);
+  clocks_[id][id] = 1;
+  step_[id] = step_[parent];
+  ++clocks_[parent][parent];  // the issuer's later accesses are not ordered before the copy
+}
+
+void RaceDetector::tick(AgentId a, std::uint64_t step) {
+  if (clocks_[a].size() <= a) clocks_[a].resize(a + 1, 0);
+  ++clocks_[a][a];
+  step_[a] = static_cast<std::uint32_t>(step);
+}
+
+void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  if (released_.size() <= barrier) released_.resize(barrier + 1);
+  Released& r = released_[barrier];
+  int slot = r.phase[0] == phase ? 0 : r.phase[1] == phase ? 1 : -1;
+  if (slot < 0) {
+    slot = r.phase[0] < r.phase[1] ? 0 : 1;  // reuse the older phase's slot
+    r.phase[slot] = phase;
+    r.clock[slot].clear();
+  }
+  join(r.clock[slot], clocks_[a]);
+  ++clocks_[a][a];  // what a does next is not covered by this release
+}
+
+void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  if (released_.size() <= barrier) return;
+  const Released& r = released_[barrier];
+  for (int slot = 0; slot < 2; ++slot)
+    if (r.phase[slot] == phase) join(clocks_[a], r.clock[slot]);
+}
+
+void RaceDetector::join_all(const std::vector<AgentId>& agents) {
+  std::vector<std::uint32_t> all;
+  for (AgentId a : agents) join(all, clocks_[a]);
+  for (AgentId a : agents) {
+    join(clocks_[a], all);
+    ++clocks_[a][a];
+  }
+}
+
+RaceDetector::Page& RaceDetector::page(std::uintptr_t page_index) {
+  if (page_index != cached_page_) {
+    auto& slot = pages_[page_index];
+    if (!slot) slot = std::make_unique<Page>();
+    cached_page_ = page_index;
+    cached_ = slot.get();
+  }
+  return *cached_;
+}
+
+std::optional<RaceDetector::Race> RaceDetector::access(AgentId a, const void* addr, std::size_t bytes, bool write) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(addr) / 4;
+  const auto end = (reinterpret_cast<std::uintptr_t>(addr) + bytes + 3) / 4;
+  const Epoch now{a, clocks_[a][a], step_[a]};
+  std::optional<Race> found;
+  auto report = [&](const Epoch& e, bool e_writes, std::uintptr_t w) {
+    if (!found) found = Race{e.agent, a, e_writes, write, e.step, now.step, reinterpret_cast<const void*>(w * 4)};
+  };
+  Page* pg = nullptr;
+  for (std::uintptr_t w = begin; w < end; ++w) {
+    if (!pg || w % kPageWords == 0) pg = &page(w / kPageWords);
+    Word& s = pg->words[w % kPageWords];
+    if (s.generation != generation_) s = Word{generation_, {}, {}, 0};
+    if (s.write.agent != a && !ordered(s.write, a)) report(s.write, true, w);
+    if (write) {
+      if (s.read.agent != a && !ordered(s.read, a)) report(s.read, false, w);
+      if (s.more_reads)
+        for (const Epoch& r : shared_reads_[s.more_reads - 1])
+          if (r.agent != a && !ordered(r, a)) report(r, false, w);
+      s.write = now;
+      s.read = Epoch{};
+      s.more_reads = 0;
+    } else if (s.read.agent == ~0u || s.read.agent == a || ordered(s.read, a)) {
+      s.read = now;  // the earlier read happens before this one: it need not be kept
+    } else {
+      // Concurrent readers: keep them all (rare in pipelines: one reader per word).
+      if (!s.more_reads) {
+        shared_reads_.emplace_back();
+        s.more_reads = static_cast<std::uint32_t>(shared_reads_.size());
+      }
+      shared_reads_[s.more_reads - 1].push_back(s.read);
+      s.read = now;
+    }
+  }
+  return found;
+}
+
+}  // namespace mbcheck::sim

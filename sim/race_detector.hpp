@@ -1,0 +1,83 @@
+// Data-race detection over the memory model's happens-before (vector clocks), for every
+// execution whatever the strategy.
+//
+// Happens-before edges: program order; a release-arrive (arrive, arrive.expect_tx,
+// arrive_drop, complete_tx, a copy landing) on phase p -> every wait that saw p complete;
+// a bulk copy's issue -> its landing (the async proxy's write of the stage); sync_threads.
+// Accesses are the Platform's load/store (4-byte words) and the bytes a copy lands. Two
+// accesses to one word, at least one a write, from agents not ordered by happens-before
+// are a race.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+
+namespace mbcheck::sim {
+
+using AgentId = std::uint32_t;
+
+class RaceDetector {
+ public:
+  struct Race {
+    AgentId first = ~0u, second = ~0u;
+    bool first_writes = false, second_writes = false;
+    std::uint32_t first_step = 0, second_step = 0;
+    const void* address = nullptr;
+  };
+
+  void reset(std::size_t agents);
+  void add_agent(AgentId id, AgentId parent);  // a copy agent starts from its issuer's clock
+  void tick(AgentId a, std::uint64_t step);    // a's next step begins
+  void release(AgentId a, std::uint32_t barrier, std::int64_t phase);
+  void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase);
+  void join_all(const std::vector<AgentId>& agents);  // sync_threads
+  // Records an access; returns the first race it completes.
+  std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write);
+
+ private:
+  using VClock = std::vector<std::uint32_t>;
+  struct Epoch {
+    AgentId agent = ~0u;  // ~0u: none
+    std::uint32_t clock = 0;
+    std::uint32_t step = 0;
+  };
+  // Shadow state of one 4-byte word. Valid only when `generation` is the current one, so
+  // a new execution starts clean without clearing memory.
+  struct Word {
+    std::uint32_t generation = 0;
+    Epoch write;
+    Epoch read;                  // the last read (FastTrack's read epoch)
+    std::uint32_t more_reads = 0;  // 1-based index into shared_reads_ when reads are concurrent
+  };
+  static constexpr std::size_t kPageWords = 1024;
+  struct Page {
+    Word words[kPageWords];
+  };
+  bool ordered(const Epoch& e, AgentId a) const {
+    return e.agent == ~0u || (e.agent < clocks_[a].size() && clocks_[a][e.agent] >= e.clock);
+  }
+  Page& page(std::uintptr_t page_index);
+
+  std::vector<VClock> clocks_;
+  std::vector<std::uint32_t> step_;  // current step of each agent
+  // Per barrier: the join of the releases of its two newest phases. A wait that succeeds
+  // sees the current or the preceding phase (anything else is reported as aliasing).
+  struct Released {
+    std::int64_t phase[2] = {INT64_MIN, INT64_MIN};
+    VClock clock[2];
+  };
+  std::vector<Released> released_;  // index: barrier id
+  std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
+  std::uintptr_t cached_page_ = ~std::uintptr_t{0};
+  Page* cached_ = nullptr;
+  std::uint32_t generation_ = 0;
+  std::vector<std::vector<Epoch>> shared_reads_;
+};
+
+}  // namespace mbcheck::sim
