@@ -110,7 +110,12 @@ struct DporNode {
   std::vector<AgentId> backtrack;  // to explore from here
   std::vector<AgentId> done;       // explored from here
   AgentId chosen = kNoAgent;
-  std::vector<AgentId> child_sleep;  // sleep set of the next node, for `chosen`
+  // For the preemption bound: who ran before this step, whether it could have gone on,
+  // and the preemptions of the schedule up to (not including) this step.
+  AgentId prev = kNoAgent;
+  bool prev_enabled = false;
+  int preemptions_before = 0;
+  int preemptions_with(AgentId q) const { return preemptions_before + (prev_enabled && q != prev ? 1 : 0); }
 };
 
 bool contains(const std::vector<AgentId>& v, AgentId a) { return std::find(v.begin(), v.end(), a) != v.end(); }
@@ -183,6 +188,8 @@ class DporSearch final : public Strategy, public StepObserver {
  public:
   std::vector<DporNode> nodes;
   std::uint64_t races = 0;
+  int bound = -1;
+  std::uint64_t bound_cut = 0;
 
   void begin_execution() override {
     depth_ = 0;
@@ -211,6 +218,9 @@ class DporSearch final : public Strategy, public StepObserver {
       if (pick == kNoAgent) return kStopExecution;  // sleep-set blocked: redundant
       n.backtrack.push_back(pick);
       n.chosen = pick;
+      n.prev = last;
+      n.prev_enabled = last != kNoAgent && rt.agent(last).enabled_pos != ~0u;
+      n.preemptions_before = nodes.empty() ? 0 : nodes.back().preemptions_with(nodes.back().chosen);
       nodes.push_back(std::move(n));
     }
     DporNode& n = nodes[depth_];
@@ -297,11 +307,16 @@ class DporSearch final : public Strategy, public StepObserver {
       DporNode& n = nodes.back();
       if (n.chosen != kNoAgent && !contains(n.done, n.chosen)) n.done.push_back(n.chosen);
       AgentId next = kNoAgent;
-      for (AgentId q : n.backtrack)
-        if (!contains(n.done, q) && !contains(n.sleep, q)) {
-          next = q;
-          break;
+      for (AgentId q : n.backtrack) {
+        if (contains(n.done, q) || contains(n.sleep, q)) continue;
+        if (bound >= 0 && n.preemptions_with(q) > bound) {
+          n.done.push_back(q);  // beyond the bound: counted, not explored
+          ++bound_cut;
+          continue;
         }
+        next = q;
+        break;
+      }
       if (next != kNoAgent) {
         n.chosen = next;
         return true;
@@ -497,6 +512,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   const auto start = Clock::now();
   BruteForceStrategy brute;
   DporSearch dpor;
+  dpor.bound = options.preemption_bound;
   DporSearch classifier;  // brute force: only its events and clocks, no search state
   std::unordered_set<std::string> classes;
   for (;;) {
@@ -521,7 +537,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
     }
     const bool more = options.kind == SearchKind::dpor ? dpor.advance() : brute.advance();
     if (!more) {
-      result.stats.complete = !result.bug || !options.stop_at_first_bug;
+      result.stats.complete = (!result.bug || !options.stop_at_first_bug) && dpor.bound_cut == 0;
       break;
     }
     if (options.max_executions && result.stats.executions >= options.max_executions) break;
@@ -530,6 +546,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   result.stats.seconds = seconds_since(start);
   result.stats.classes = classes.size();
   result.stats.races = dpor.races;
+  result.stats.bound_cut = dpor.bound_cut;
   return result;
 }
 

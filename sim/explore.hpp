@@ -27,6 +27,7 @@ struct ExploreOptions {
   std::uint64_t max_steps = 1'000'000;  // per execution
   bool stop_at_first_bug = true;
   bool count_classes = false;  // brute_force: also count distinct equivalence classes
+  int preemption_bound = -1;   // dpor: skip schedules with more preemptions (-1: none)
 };
 
 struct ExploreStats {
@@ -36,6 +37,7 @@ struct ExploreStats {
   std::uint64_t transitions = 0;  // steps executed, over all executions
   std::uint64_t classes = 0;      // brute_force with count_classes: distinct equivalence classes
   std::uint64_t races = 0;        // dpor: races found (reversals considered)
+  std::uint64_t bound_cut = 0;    // dpor with a preemption bound: alternatives it skipped
   double seconds = 0;
   bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
 };

@@ -1,8 +1,9 @@
 // mbcheck: the command line.
 //   mbcheck list
+//   mbcheck check <protocol> [shape flags] [--strategy dpor|bounded] ...   explore every schedule
 //   mbcheck run <protocol> [shape flags] [--seed N]     one execution under a seeded random schedule
 //   mbcheck replay TOKEN | --replay-file FILE           that execution again, with its full trace
-// Exit codes: 0 no bug, 1 bug found, 2 usage error.
+// Exit codes: 0 no bug (verified), 1 bug found, 2 usage error, 3 incomplete.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -12,6 +13,9 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "sim/check.hpp"
 #include "sim/protocols.hpp"
 #include "sim/replay_token.hpp"
 #include "sim/runtime.hpp"
@@ -21,7 +25,26 @@ using namespace mbcheck::sim;
 
 namespace {
 
-constexpr int kExitOk = 0, kExitBug = 1, kExitUsage = 2;
+constexpr int kExitOk = 0, kExitBug = 1, kExitUsage = 2, kExitIncomplete = 3;
+
+// Every shape flag of every bundled protocol, on one subcommand; the protocol rejects those
+// it does not have.
+struct ShapeFlags {
+  std::map<std::string, std::string> values;
+  std::map<std::string, CLI::Option*> options;
+  void add_to(CLI::App* cmd) {
+    std::set<std::string> names;
+    for (const auto& p : bundled_protocols())
+      for (const auto& o : p.options) names.insert(o.name);
+    for (const auto& name : names) options[name] = cmd->add_option("--" + name, values[name], "shape flag (see list)");
+  }
+  std::map<std::string, std::string> given() const {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, opt] : options)
+      if (opt->count() > 0) out[name] = values.at(name);
+    return out;
+  }
+};
 
 int usage_error(const std::string& message) {
   fmt::print(stderr, "mbcheck: error: {}\n", message);
@@ -56,6 +79,26 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "list the bundled protocols, their shape flags and mutations");
 
+  auto* check = app.add_subcommand("check", "explore every distinct schedule of a protocol (or a bounded part)");
+  std::string check_protocol, strategy_name = "dpor";
+  CheckOptions check_opts;
+  bool json = false;
+  ShapeFlags check_flags;
+  check->add_option("protocol", check_protocol, "a bundled protocol (see `mbcheck list`)")->required();
+  check->add_option("--strategy", strategy_name, "dpor (every class of schedules) or bounded (DPOR up to --preemptions)")
+      ->check(CLI::IsMember({"dpor", "bounded"}))
+      ->capture_default_str();
+  check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  check->add_option("--max-executions", check_opts.max_executions, "stop after this many executions (0: no limit)");
+  check->add_option("--time-limit", check_opts.time_limit_s, "stop after this many seconds (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  check->add_option("--max-steps", check_opts.max_steps, "steps per execution before it counts as a step-limit bug")
+      ->capture_default_str();
+  check->add_flag("--json", json, "print one JSON object instead of text");
+  check_flags.add_to(check);
+
   auto* run = app.add_subcommand("run", "run one execution of a protocol under a seeded random schedule");
   std::string protocol;
   std::uint64_t seed = 1;
@@ -63,13 +106,8 @@ int main(int argc, char** argv) {
   run->add_option("protocol", protocol, "a bundled protocol (see `mbcheck list`)")->required();
   run->add_option("--seed", seed, "seed of the random schedule")->capture_default_str();
   run->add_option("--max-steps", max_steps, "give up after this many steps")->capture_default_str();
-  // Every shape flag of every bundled protocol; the protocol rejects those it lacks.
-  std::map<std::string, std::string> given;
-  std::set<std::string> flag_names;
-  for (const auto& p : bundled_protocols())
-    for (const auto& o : p.options) flag_names.insert(o.name);
-  std::map<std::string, CLI::Option*> flags;
-  for (const auto& name : flag_names) flags[name] = run->add_option("--" + name, given[name], "shape flag (see list)");
+  ShapeFlags run_flags;
+  run_flags.add_to(run);
 
   auto* replay = app.add_subcommand("replay", "replay an execution from its token, printing every step");
   std::string token_text, token_file;
@@ -99,11 +137,56 @@ int main(int argc, char** argv) {
       return kExitOk;
     }
 
+    if (*check) {
+      auto program = make_protocol(check_protocol, check_flags.given());
+      check_opts.strategy = strategy_name == "bounded" ? CheckStrategy::bounded : CheckStrategy::dpor;
+      if (!json)
+        fmt::print("mbcheck check {}  {}  strategy={}{}\n", check_protocol, shape_line(program->options()), strategy_name,
+                   strategy_name == "bounded" ? fmt::format(" preemptions={}", check_opts.preemptions) : "");
+      std::fflush(stdout);
+      CheckResult result = check_program(*program, check_opts);
+      std::string token;
+      if (result.counterexample)
+        token = encode_token({check_protocol, program->options(), result.counterexample->schedule});
+      if (json) {
+        nlohmann::json j;
+        const ExploreStats& s = result.stats;
+        j["protocol"] = check_protocol;
+        j["options"] = program->options();
+        j["strategy"] = strategy_name;
+        j["verdict"] = to_string(result.verdict);
+        j["kind"] = result.counterexample ? nlohmann::json(to_string(result.counterexample->kind)) : nlohmann::json();
+        j["executions"] = s.executions;
+        j["blocked"] = s.blocked;
+        j["redundant"] = s.redundant;
+        j["transitions"] = s.transitions;
+        j["seconds"] = s.seconds;
+        j["complete"] = s.complete;
+        if (result.preemption_bound >= 0) {
+          j["preemption_bound"] = result.preemption_bound;
+          j["beyond_bound"] = s.bound_cut;
+        }
+        j["replay"] = token.empty() ? nlohmann::json() : nlohmann::json(token);
+        if (const auto& c = result.counterexample) {
+          j["cause"] = c->cause;
+          j["details"] = c->details;
+          if (c->misuse) j["misuse"] = std::string(to_string(*c->misuse));
+          j["steps"] = c->steps;
+          j["timeline"] = c->timeline;
+        }
+        fmt::print("{}\n", j.dump(2));
+      } else {
+        fmt::print("{}", format_report(result, token));
+      }
+      switch (result.verdict) {
+        case CheckVerdict::verified: return kExitOk;
+        case CheckVerdict::bug: return kExitBug;
+        case CheckVerdict::incomplete: return kExitIncomplete;
+      }
+    }
+
     if (*run) {
-      std::map<std::string, std::string> options;
-      for (const auto& [name, opt] : flags)
-        if (opt->count() > 0) options[name] = given[name];
-      auto program = make_protocol(protocol, options);
+      auto program = make_protocol(protocol, run_flags.given());
       fmt::print("mbcheck run {}  {}  seed={}\n", protocol, shape_line(program->options()), seed);
       Runtime rt;
       RandomStrategy strategy(seed);
@@ -138,7 +221,7 @@ int main(int argc, char** argv) {
       limits.max_steps = token.schedule.size() + 1;
       limits.record_trace = true;
       Outcome out = rt.execute(*program, strategy, limits);
-      for (const auto& line : rt.trace()) fmt::print("{}\n", line);
+      for (const auto& t : rt.trace()) fmt::print("#{:<5} {}: {}\n", t.step, t.who, t.what);
       if (out.verdict != Verdict::diverged && !strategy.finished()) {
         out.verdict = Verdict::diverged;
         out.message = fmt::format("the execution ended after {} steps but the token records {}", out.steps,

@@ -211,9 +211,9 @@ void Runtime::label(MbarrierState& bar, const char* name, int index) {
 
 void Runtime::record(const Agent& a, const MbarrierState* bar) {
   if (!limits_.record_trace) return;
-  std::string line = fmt::format("#{:<5} {}: {}", steps_, describe_agent(a.id), describe_op(a));
-  if (bar) line += fmt::format("  => {}", bar->describe());
-  trace_.push_back(std::move(line));
+  TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "", describe_op(a)};
+  if (bar) t.what += fmt::format("  => {}", bar->describe());
+  trace_.push_back(std::move(t));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -381,6 +381,7 @@ auto Runtime::perform(F&& f) {
     const Agent& a = *current_;
     end(e.kind == MisuseKind::phase_aliasing ? Verdict::aliasing : Verdict::misuse,
         fmt::format("{}: {}: {}", describe_agent(a.id), describe_op(a), e.what()), e.kind);
+    outcome_.culprits = {a.id};
     throw Aborted{};
   }
 }
@@ -419,6 +420,7 @@ void Runtime::end_blocked() {
       groups.back().last = a.thread;
     } else {
       groups.push_back({a.cta, a.thread, a.thread, std::move(what)});
+      outcome_.culprits.push_back(a.id);  // one thread of each group
     }
   }
   for (const Group& g : groups) {
@@ -458,8 +460,10 @@ void Runtime::fiber_main(AgentId id) {
   } catch (const Aborted&) {
   } catch (const std::exception& e) {
     end(Verdict::exception, fmt::format("{} threw: {}", describe_agent(id), e.what()));
+    if (outcome_.culprits.empty()) outcome_.culprits = {id};
   } catch (...) {
     end(Verdict::exception, fmt::format("{} threw a non-std exception", describe_agent(id)));
+    if (outcome_.culprits.empty()) outcome_.culprits = {id};
   }
   thread_finished(a);
   if (priming_ || over_) {
@@ -493,9 +497,10 @@ void Runtime::land_copy_piece(Agent& c) {
   } catch (const MisuseError& e) {
     end(Verdict::misuse, fmt::format("{}: complete_tx {} {} B: {}", describe_agent(c.id), barrier_name(*c.op.bar), n, e.what()),
         e.kind);
+    outcome_.culprits = {c.id};
     return;
   }
-  if (limits_.record_trace) trace_.back() += fmt::format("  => {}", c.op.bar->describe());
+  if (limits_.record_trace) trace_.back().what += fmt::format("  => {}", c.op.bar->describe());
   if (c.copied == c.total) {
     c.state = Agent::State::finished;
     return;
@@ -693,6 +698,7 @@ void Runtime::end_race(const RaceDetector::Race& race) {
       fmt::format("data race on {}: {} {} it (step {}) and {} {} it (step {}) with no happens-before between them",
                   describe_address(race.address), describe_agent(race.first), what(race.first_writes), race.first_step,
                   describe_agent(race.second), what(race.second_writes), race.second_step));
+  outcome_.culprits = {race.first, race.second};
 }
 
 void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
@@ -706,6 +712,7 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
 void Runtime::check_failed(const char* what) {
   if (over_ && std::uncaught_exceptions() > 0) return;
   end(Verdict::assertion, fmt::format("{}: check failed: {}", describe_agent(current_->id), what));
+  if (outcome_.culprits.empty()) outcome_.culprits = {current_->id};
   if (std::uncaught_exceptions() > 0) return;
   throw Aborted{};
 }

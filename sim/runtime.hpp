@@ -89,6 +89,16 @@ struct Outcome {
   std::vector<std::string> details;  // e.g. one line per group of blocked threads
   std::vector<AgentId> schedule;  // the agent chosen at each step: replays this execution
   std::uint64_t steps = 0;
+  std::vector<AgentId> culprits;  // the agents the cause names (for the timeline)
+};
+
+// One step of a recorded execution (RunLimits::record_trace).
+struct TraceEntry {
+  std::uint64_t step = 0;
+  AgentId agent = kNoAgent;
+  std::string who;      // "thread 37 (warp 1 lane 5)"
+  std::string barrier;  // name of the barrier it touched, if any
+  std::string what;     // "arrive empty[1]  => phase 0, pending 127/128, tx 0"
 };
 
 // What one execution launches: a grid of CTAs of threads, each CTA with its own zeroed
@@ -197,7 +207,7 @@ class Runtime {
   AgentId last_agent() const { return last_agent_; }
   std::string describe_agent(AgentId id) const;   // "thread 37 (warp 1 lane 5)"
   std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
-  const std::vector<std::string>& trace() const { return trace_; }
+  const std::vector<TraceEntry>& trace() const { return trace_; }
 
   // --- for HostPlatform (the calling fiber's thread) ------------------------------------
   const Agent& self() const { return *current_; }
@@ -286,7 +296,7 @@ class Runtime {
   bool over_ = false;
   Outcome outcome_;
   RaceDetector races_;
-  std::vector<std::string> trace_;
+  std::vector<TraceEntry> trace_;
 
   boost::fibers::context* main_ctx_ = nullptr;
   boost::fibers::context* next_ctx_ = nullptr;  // what the scheduling algorithm returns next

@@ -1,0 +1,94 @@
+// Checking a protocol: the library API the CLI and user code share.
+//
+//   auto result = mbcheck::sim::check(shape, [&] { my_kernel<HostPlatform>(params); });
+//   if (result.verdict != CheckVerdict::verified) std::cout << format_report(result);
+//
+// check() explores every distinct interleaving (DPOR) or a preemption-bounded part of them,
+// and returns the verdict, what was explored, and for a bug a counterexample: the cause,
+// a compact timeline of the threads involved, and the schedule that replays it.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/explore.hpp"
+#include "sim/runtime.hpp"
+
+namespace mbcheck::sim {
+
+enum class CheckStrategy : std::uint8_t { dpor, bounded };
+
+struct CheckOptions {
+  CheckStrategy strategy = CheckStrategy::dpor;
+  int preemptions = 2;              // bounded: the preemption bound
+  std::uint64_t max_executions = 0;  // 0: no limit
+  double time_limit_s = 0;           // 0: no limit
+  std::uint64_t max_steps = 1'000'000;
+  std::size_t timeline_lines = 40;   // counterexample timeline length
+};
+
+enum class CheckVerdict : std::uint8_t { verified, bug, incomplete };
+const char* to_string(CheckVerdict v);
+
+struct Counterexample {
+  Verdict kind = Verdict::completed;
+  std::optional<MisuseKind> misuse;
+  std::string cause;
+  std::vector<std::string> details;
+  std::vector<AgentId> schedule;
+  std::uint64_t steps = 0;
+  std::vector<std::string> timeline;  // relevant steps, lanes that behave alike collapsed
+  std::uint64_t elided = 0;           // steps of other threads left out of the timeline
+};
+
+struct CheckResult {
+  CheckVerdict verdict = CheckVerdict::incomplete;
+  ExploreStats stats;
+  std::optional<Counterexample> counterexample;
+  int preemption_bound = -1;  // bounded: the bound that was covered
+};
+
+CheckResult check_program(Program& program, const CheckOptions& options = {});
+
+// Re-runs one schedule (replay), optionally recording every step.
+Outcome replay_schedule(Program& program, const std::vector<AgentId>& schedule, bool record_trace,
+                        std::vector<TraceEntry>* trace = nullptr);
+
+// The counterexample of `bug`: replays it and keeps the steps of the threads it names and
+// of the barriers they used.
+Counterexample make_counterexample(Program& program, const Outcome& bug, std::size_t timeline_lines);
+
+// Text for people: the cause, the timeline, the statistics, and a last verdict line.
+std::string format_report(const CheckResult& result, const std::string& replay_token = "");
+
+// A protocol given as a callable run by every thread: the user-facing form.
+class FunctionProgram final : public Program {
+ public:
+  FunctionProgram(LaunchShape shape, std::function<void()> thread_main, std::function<void()> reset = {},
+                  std::function<std::optional<std::string>()> check_result = {})
+      : shape_(shape), main_(std::move(thread_main)), reset_(std::move(reset)), check_(std::move(check_result)) {}
+  LaunchShape shape() const override { return shape_; }
+  void reset() override {
+    if (reset_) reset_();
+  }
+  void thread_main() override { main_(); }
+  std::optional<std::string> check_result() override { return check_ ? check_() : std::nullopt; }
+
+ private:
+  LaunchShape shape_;
+  std::function<void()> main_, reset_;
+  std::function<std::optional<std::string>()> check_;
+};
+
+// Checks `kernel` (run by every thread of `shape`); `reset` re-initialises global memory
+// before each execution and `check_result` judges the output of a completed one.
+inline CheckResult check(const LaunchShape& shape, std::function<void()> kernel, const CheckOptions& options = {},
+                         std::function<void()> reset = {},
+                         std::function<std::optional<std::string>()> check_result = {}) {
+  FunctionProgram program(shape, std::move(kernel), std::move(reset), std::move(check_result));
+  return check_program(program, options);
+}
+
+}  // namespace mbcheck::sim
