@@ -85,12 +85,14 @@ struct Event {
   Cat cat = Cat::other;
   std::int64_t phase = 0;  // counter ops: phase it ran in; observers: phase awaited
   bool completed = false;
+  bool poll = false;        // test_wait/try_wait (it could also have run before the phase completed)
   std::int64_t detail = 0;  // what the thread observed (value read, wait answer)
   VClock clock;
 };
 
 struct PhaseEvents {
   std::vector<std::uint32_t> counters, incs, obs_true, obs_false;
+  std::int64_t completer = -1;  // the counter op that completed the phase
   VClock counter_summary;  // join of all counter ops of the phase
   VClock obs_summary;      // join of all successful observers of the phase
 };
@@ -120,68 +122,93 @@ struct DporNode {
 
 bool contains(const std::vector<AgentId>& v, AgentId a) { return std::find(v.begin(), v.end(), a) != v.end(); }
 
-// Do two operations, both enabled in the current state, commute here? Decided by running
-// both orders on copies of the barrier state (they are enabled now, so this is exact).
-struct OpResult {
-  bool misuse = false;
-  bool proceeds = true;
-  std::int64_t token_phase = 0;
-  std::uint32_t token_pending = 0;
-  bool answer = false;
+// What an event is, for the dependency relation: its category, its phase, whether it
+// completed the phase, its object.
+struct Meta {
+  Cat cat = Cat::other;
+  const void* object = nullptr;  // barrier or atomic word
+  std::int64_t phase = 0;        // counter ops: phase it ran in; observers: phase awaited
+  bool completed = false;
+  bool poll = false;
 };
 
-OpResult apply(MbarrierState& b, const Op& op) {
-  OpResult r;
+// The dependency relation itself: may `earlier` and `later` (in this order) not be swapped?
+// DPOR's race detection (through the per-phase indices in DporSearch::classify), its sleep
+// sets and the brute-force class count all follow this one rule.
+bool dependent(const Meta& a, const Meta& b) {
+  if (a.cat == Cat::other || b.cat == Cat::other || a.object != b.object) return false;
+  if (a.cat == Cat::read || a.cat == Cat::write) return a.cat == Cat::write || b.cat == Cat::write;
+  if (a.cat == Cat::init || b.cat == Cat::init) return true;
+  auto counter = [](const Meta& m) { return m.cat == Cat::inc || m.cat == Cat::dec; };
+  auto observer = [](const Meta& m) { return m.cat == Cat::obs_true || m.cat == Cat::obs_false; };
+  if (observer(a) && observer(b)) return false;
+  if (counter(a) && counter(b)) {
+    if (a.phase != b.phase) return true;
+    return a.cat == Cat::inc || b.cat == Cat::inc;
+  }
+  const Meta& c = counter(a) ? a : b;  // the counter op
+  const Meta& o = counter(a) ? b : a;  // the observer
+  const std::int64_t q = o.phase;
+  if (c.phase == q + 1) return true;                 // completing q+1 first makes the wait alias
+  if (c.phase == q) return c.completed || o.cat == Cat::obs_true;  // the completer decides the answer
+  return c.phase < q;                                // earlier phases: ordered before the observer
+}
+
+// The event `a` would be if it ran now, on `state` (which it updates, for what runs next).
+Meta meta_now(const Agent& a, MbarrierState& state) {
+  const Op& op = a.op;
+  Meta m;
+  if (is_atomic(op.kind)) {
+    m.object = op.addr;
+    m.cat = op.kind == OpKind::atomic_load ? Cat::read : Cat::write;
+    return m;
+  }
+  if (!op.bar || op.kind == OpKind::bulk_copy || op.kind == OpKind::block_sync) return m;
+  m.object = op.bar;
   try {
     switch (op.kind) {
-      case OpKind::init: b.init(op.arg); break;
-      case OpKind::inval: b.inval(); break;
-      case OpKind::arrive: {
-        auto t = b.arrive(op.arg, op.no_complete, nullptr);
-        r.token_phase = t.phase;
-        r.token_pending = t.pending_before;
-        break;
-      }
-      case OpKind::arrive_expect_tx: r.token_phase = b.arrive_expect_tx(op.arg, nullptr).phase; break;
-      case OpKind::arrive_drop: r.token_phase = b.arrive_drop(op.arg, nullptr).phase; break;
-      case OpKind::expect_tx: b.expect_tx(op.arg); break;
-      case OpKind::complete_tx:
-      case OpKind::copy_land: b.complete_tx(op.arg); break;
+      case OpKind::init:
+      case OpKind::inval: m.cat = Cat::init; return m;
       case OpKind::wait:
-        r.proceeds = b.wait_would_proceed(op.arg);
-        if (r.proceeds) r.answer = b.test_wait_parity(op.arg);
-        break;
       case OpKind::test_wait:
-      case OpKind::try_wait: r.answer = b.test_wait_parity(op.arg); break;
+      case OpKind::try_wait:
+        m.phase = op.arg;
+        m.poll = op.kind != OpKind::wait;
+        m.cat = state.is_live() && state.test_wait_parity(op.arg) ? Cat::obs_true : Cat::obs_false;
+        return m;
+      default: break;
+    }
+    m.phase = state.phase;
+    m.cat = op.kind == OpKind::expect_tx || op.kind == OpKind::arrive_expect_tx ||
+                    (op.kind == OpKind::arrive && op.no_complete)
+                ? Cat::inc
+                : Cat::dec;
+    switch (op.kind) {
+      case OpKind::arrive: state.arrive(op.arg, op.no_complete, &m.completed); break;
+      case OpKind::arrive_expect_tx: state.arrive_expect_tx(op.arg, &m.completed); break;
+      case OpKind::arrive_drop: state.arrive_drop(op.arg, &m.completed); break;
+      case OpKind::expect_tx: state.expect_tx(op.arg); break;
+      case OpKind::complete_tx:
+      case OpKind::copy_land: m.completed = state.complete_tx(op.arg); break;
       default: break;
     }
   } catch (const MisuseError&) {
-    r.misuse = true;
+    // A misuse ends the execution wherever it happens: treat it as touching everything.
+    m.cat = Cat::init;
   }
-  return r;
+  return m;
 }
 
-bool same(const OpResult& a, const OpResult& b) {
-  return a.misuse == b.misuse && a.proceeds == b.proceeds && a.token_phase == b.token_phase &&
-         a.token_pending == b.token_pending && a.answer == b.answer;
-}
-bool same_state(const MbarrierState& a, const MbarrierState& b) {
-  return a.life == b.life && a.phase == b.phase && a.pending == b.pending && a.expected == b.expected &&
-         a.tx == b.tx && a.phase_observed == b.phase_observed;
-}
-
+// May a sleeping agent `q` stay asleep when `p` runs now? Only if the events they would be,
+// p now and q right after, are independent.
 bool independent_now(const Agent& p, const Agent& q) {
-  const Op &a = p.op, &b = q.op;
-  if (is_atomic(a.kind) || is_atomic(b.kind)) {
-    if (!is_atomic(a.kind) || !is_atomic(b.kind) || a.addr != b.addr) return true;
-    return a.kind == OpKind::atomic_load && b.kind == OpKind::atomic_load;
-  }
-  if (!a.bar || !b.bar || a.bar != b.bar) return true;
-  if (a.kind == OpKind::bulk_copy || b.kind == OpKind::bulk_copy) return true;
-  MbarrierState ab = *a.bar, ba = *a.bar;
-  OpResult a1 = apply(ab, a), b1 = apply(ab, b);
-  OpResult b2 = apply(ba, b), a2 = apply(ba, a);
-  return same(a1, a2) && same(b1, b2) && same_state(ab, ba);
+  const void* po = is_atomic(p.op.kind) ? p.op.addr : static_cast<const void*>(p.op.bar);
+  const void* qo = is_atomic(q.op.kind) ? q.op.addr : static_cast<const void*>(q.op.bar);
+  if (!po || po != qo) return true;
+  MbarrierState state = p.op.bar && !is_atomic(p.op.kind) ? *p.op.bar : MbarrierState{};
+  Meta mp = meta_now(p, state);
+  Meta mq = meta_now(q, state);
+  return !dependent(mp, mq);
 }
 
 class DporSearch final : public Strategy, public StepObserver {
@@ -378,12 +405,20 @@ class DporSearch final : public Strategy, public StepObserver {
         const std::int64_t q = op.arg;
         e.phase = q;
         e.cat = step.result ? Cat::obs_true : Cat::obs_false;
+        e.poll = op.kind != OpKind::wait;
+        // Ordered before any observer of phase q: the counter ops of earlier phases.
+        if (auto it = h.phases.find(q - 1); it != h.phases.end()) forced.push_back(&it->second.counter_summary);
         if (step.result) {
-          if (auto it = h.phases.find(q); it != h.phases.end()) forced.push_back(&it->second.counter_summary);
+          if (auto it = h.phases.find(q); it != h.phases.end()) {
+            // A blocking wait cannot run before the ops that complete its phase; a poll can
+            // (it answers false), so for a poll they are races.
+            if (e.poll)
+              candidates.insert(candidates.end(), it->second.counters.begin(), it->second.counters.end());
+            else
+              forced.push_back(&it->second.counter_summary);
+          }
           if (auto it = h.phases.find(q + 1); it != h.phases.end())
             candidates.insert(candidates.end(), it->second.counters.begin(), it->second.counters.end());
-        } else if (auto it = h.phases.find(q - 1); it != h.phases.end()) {
-          forced.push_back(&it->second.counter_summary);
         }
         return;
       }
@@ -437,6 +472,7 @@ class DporSearch final : public Strategy, public StepObserver {
       case Cat::dec: {
         PhaseEvents& pe = h.phases[e.phase];
         pe.counters.push_back(index);
+        if (e.completed) pe.completer = index;
         if (e.cat == Cat::inc) pe.incs.push_back(index);
         join(pe.counter_summary, e.clock);
         break;
@@ -520,7 +556,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
                       ? rt.execute(program, dpor, limits, &dpor)
                       : rt.execute(program, brute, limits, options.count_classes ? &classifier : nullptr);
     if (options.kind == SearchKind::brute_force && options.count_classes && out.verdict != Verdict::pruned) {
-      classes.insert(classifier.trace_key());
+      classes.insert(classifier.trace_key() + to_string(out.verdict));
       classifier.begin_execution();
     }
     result.stats.transitions += out.steps;

@@ -379,6 +379,9 @@ auto Runtime::perform(F&& f) {
     return f();
   } catch (const MisuseError& e) {
     const Agent& a = *current_;
+    // The failing operation is an event too: the explorer must see its races to find the
+    // schedules that avoid (or move) this misuse.
+    observe({a.id, a.op, a.op.bar ? a.op.bar->phase : 0, false, false});
     end(e.kind == MisuseKind::phase_aliasing ? Verdict::aliasing : Verdict::misuse,
         fmt::format("{}: {}: {}", describe_agent(a.id), describe_op(a), e.what()), e.kind);
     outcome_.culprits = {a.id};
@@ -495,6 +498,7 @@ void Runtime::land_copy_piece(Agent& c) {
     barrier_changed(*c.op.bar, done);
     observe({c.id, c.op, phase_before, done});
   } catch (const MisuseError& e) {
+    observe({c.id, c.op, c.op.bar->phase, false});
     end(Verdict::misuse, fmt::format("{}: complete_tx {} {} B: {}", describe_agent(c.id), barrier_name(*c.op.bar), n, e.what()),
         e.kind);
     outcome_.culprits = {c.id};

@@ -1,0 +1,243 @@
+// Exhaustive exploration: DPOR's execution counts, its agreement with brute force, and the
+// bug zoo (every mutation is found, with the right kind).
+#include <catch2/catch.hpp>
+
+#include "sim/check.hpp"
+#include "sim/host_platform.hpp"
+#include "sim/explore.hpp"
+#include "sim/protocols.hpp"
+#include "spec/mbarrier.hpp"
+
+using namespace mbcheck::sim;
+using Opts = std::map<std::string, std::string>;
+
+namespace {
+ExploreResult explore_protocol(const std::string& name, const Opts& opts, SearchKind kind, bool stop_at_bug = true) {
+  auto prog = make_protocol(name, opts);
+  ExploreOptions o;
+  o.kind = kind;
+  o.stop_at_first_bug = stop_at_bug;
+  o.count_classes = kind == SearchKind::brute_force;
+  return explore(*prog, o);
+}
+CheckResult check_protocol(const Opts& opts, CheckOptions o = {}) {
+  auto prog = make_protocol("epi-load", opts);
+  return check_program(*prog, o);
+}
+// A small epi-load shape that brute force can still enumerate.
+Opts tiny(Opts extra = {}) {
+  Opts o{{"store-warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"tiles", "2"}, {"stages", "1"}};
+  for (auto& [k, v] : extra) o[k] = v;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("readers(N): DPOR explores exactly 2^N executions", "[explore][dpor][classic]") {
+  auto [n, expected] = GENERATE(table<int, std::uint64_t>({{2, 4}, {8, 256}, {13, 8192}}));
+  auto r = explore_protocol("readers", {{"n", std::to_string(n)}}, SearchKind::dpor);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == expected);
+  CHECK(r.stats.redundant == 0);
+  CHECK_FALSE(r.bug);
+}
+
+TEST_CASE("lastzero(N): DPOR explores exactly (N+3)*2^(N-2) executions", "[explore][dpor][classic]") {
+  auto [n, expected] = GENERATE(table<int, std::uint64_t>({{5, 64}, {10, 3328}}));
+  auto r = explore_protocol("lastzero", {{"n", std::to_string(n)}}, SearchKind::dpor);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == expected);
+}
+
+// Small hand-written protocols with several equivalence classes each.
+namespace {
+using P = HostPlatform;
+mbcheck::Mbarrier<P> bar(int i) { return mbcheck::Mbarrier<P>(reinterpret_cast<P::Barrier*>(P::shared_memory())[i]); }
+
+// Thread 1 polls once and falls back to a blocking wait: the poll sees phase 0 open or
+// complete (2 classes).
+void poll_then_wait() {
+  if (P::thread_idx() == 0) bar(0).init(1);
+  P::sync_threads();
+  if (P::thread_idx() == 0)
+    bar(0).arrive();
+  else if (!bar(0).try_wait(0))
+    bar(0).wait(0);
+}
+
+// A transaction barrier: one thread arms it, two copies of bytes complete it, a waiter reads;
+// tx-count goes negative when a copy lands before the arming.
+void split_transaction() {
+  const auto t = P::thread_idx();
+  if (t == 0) bar(0).init(1);
+  P::sync_threads();
+  if (t == 0) bar(0).arrive_expect_tx(64);
+  if (t == 1 || t == 2) bar(0).complete_tx(32);
+  if (t == 3) bar(0).wait(0);
+}
+
+// Two rounds on one barrier: arrivals commute within a phase, tokens are tested later.
+void two_rounds() {
+  const auto t = P::thread_idx();
+  if (t == 0) bar(0).init(2);
+  P::sync_threads();
+  if (t == 0) {
+    auto token = bar(0).arrive();
+    bar(0).wait(0);
+    (void)bar(0).test_wait(token);
+    bar(0).arrive();
+  } else {
+    bar(0).arrive();
+    if (!bar(0).test_wait(0)) bar(0).wait(0);
+    bar(0).arrive();
+  }
+}
+}  // namespace
+
+TEST_CASE("DPOR runs one execution per equivalence class: its count equals brute force's class count",
+          "[explore][dpor][optimality]") {
+  struct Case {
+    std::string name;
+    std::function<std::unique_ptr<Program>()> make;
+  };
+  auto bundled = [](std::string name, Opts o) {
+    return Case{name + " " + Catch::Detail::stringify(o),
+                [=] { return std::unique_ptr<Program>(make_protocol(name, o)); }};
+  };
+  auto lambda = [](std::string name, std::uint32_t threads, void (*fn)()) {
+    return Case{name, [=] {
+                  LaunchShape shape;
+                  shape.threads_per_cta = threads;
+                  shape.smem_bytes = 256;
+                  return std::unique_ptr<Program>(std::make_unique<FunctionProgram>(shape, fn));
+                }};
+  };
+  auto c = GENERATE_COPY(bundled("readers", {{"n", "3"}}), bundled("lastzero", {{"n", "3"}}),
+                         bundled("lastzero", {{"n", "4"}}), bundled("epi-load", tiny()),
+                         bundled("epi-load", tiny({{"copy-pieces", "2"}})),
+                         bundled("epi-load", tiny({{"store-warps", "2"}, {"threads-per-warp", "1"}, {"tiles", "3"}})),
+                         bundled("epi-load", tiny({{"mutation", "use-before-init"}})),
+                         lambda("poll-then-wait", 2, poll_then_wait), lambda("split-transaction", 4, split_transaction),
+                         lambda("two-rounds", 2, two_rounds));
+  INFO(c.name);
+  auto run = [&](SearchKind kind) {
+    auto prog = c.make();
+    ExploreOptions o;
+    o.kind = kind;
+    o.stop_at_first_bug = false;
+    o.count_classes = kind == SearchKind::brute_force;
+    return explore(*prog, o);
+  };
+  auto brute = run(SearchKind::brute_force);
+  auto dpor = run(SearchKind::dpor);
+  REQUIRE(brute.stats.complete);
+  REQUIRE(dpor.stats.complete);
+  CHECK(brute.stats.executions > dpor.stats.executions);  // the reduction is real
+  CHECK(dpor.stats.executions == brute.stats.classes);
+  CHECK(bool(dpor.bug) == bool(brute.bug));
+}
+
+TEST_CASE("the correct residual-add protocol verifies at every shape", "[explore][dpor][epi-load]") {
+  auto opts = GENERATE(Opts{{"stages", "2"}, {"tiles", "4"}}, Opts{{"stages", "4"}, {"tiles", "16"}},
+                       Opts{{"stages", "1"}, {"tiles", "3"}}, Opts{{"stages", "3"}, {"tiles", "7"}, {"last-tile-elems", "20"}},
+                       Opts{{"ctas", "2"}, {"tiles", "6"}, {"threads-per-warp", "8"}},
+                       Opts{{"copy-pieces", "3"}, {"tiles", "4"}}, tiny());
+  INFO(Catch::Detail::stringify(opts));
+  CheckResult r = check_protocol(opts);
+  CHECK(r.verdict == CheckVerdict::verified);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.blocked == 0);
+}
+
+TEST_CASE("the bug zoo: exhaustive search finds every mutation, with its kind", "[explore][dpor][zoo]") {
+  struct Bug {
+    std::string mutation;
+    std::vector<Verdict> kinds;
+    Opts extra;
+  };
+  auto bug = GENERATE(Bug{"consumer-count-plus-one", {Verdict::deadlock}},
+                      Bug{"producer-start-phase-0", {Verdict::deadlock}},
+                      Bug{"producer-skips-empty-wait", {Verdict::race}},
+                      Bug{"release-before-read", {Verdict::race}},
+                      Bug{"tx-overcount", {Verdict::deadlock}},
+                      Bug{"tx-undercount-split", {Verdict::race}},
+                      Bug{"single-stage-wrong-parity", {Verdict::race, Verdict::aliasing}, {{"stages", "1"}}},
+                      Bug{"double-arrive", {Verdict::misuse, Verdict::race}},
+                      Bug{"explicit-without-signal", {Verdict::deadlock}},
+                      Bug{"use-before-init", {Verdict::misuse}},
+                      Bug{"reinit-live", {Verdict::misuse}});
+  auto size = GENERATE(as<std::string>{}, "full", "tiny");
+  Opts opts = size == "full" ? Opts{{"tiles", "4"}} : tiny({{"tiles", "3"}});
+  if (size == "tiny" && bug.mutation == "tx-undercount-split") opts["tile-elems"] = "16";  // two 32-byte halves
+  for (auto& [k, v] : bug.extra) opts[k] = v;
+  opts["mutation"] = bug.mutation;
+  INFO(bug.mutation << " at " << Catch::Detail::stringify(opts));
+  CheckResult r = check_protocol(opts);
+  REQUIRE(r.verdict == CheckVerdict::bug);
+  REQUIRE(r.counterexample);
+  INFO(r.counterexample->cause);
+  CHECK(std::find(bug.kinds.begin(), bug.kinds.end(), r.counterexample->kind) != bug.kinds.end());
+  // The counterexample replays to the same bug.
+  auto prog = make_protocol("epi-load", opts);
+  Outcome again = replay_schedule(*prog, r.counterexample->schedule, false);
+  CHECK(again.verdict == r.counterexample->kind);
+  CHECK(again.message == r.counterexample->cause);
+}
+
+TEST_CASE("misuse kinds of the zoo are the precise rule", "[explore][zoo]") {
+  CheckResult r = check_protocol({{"tiles", "2"}, {"mutation", "reinit-live"}});
+  REQUIRE(r.counterexample);
+  CHECK(r.counterexample->misuse == mbcheck::sim::MisuseKind::reinit_live);
+  r = check_protocol({{"tiles", "2"}, {"mutation", "use-before-init"}});
+  REQUIRE(r.counterexample);
+  CHECK(r.counterexample->misuse == mbcheck::sim::MisuseKind::uninitialized);
+}
+
+TEST_CASE("a search cut short is incomplete, never verified", "[explore][limits]") {
+  CheckOptions o;
+  o.max_executions = 10;
+  auto prog = make_protocol("lastzero", {{"n", "6"}});
+  CheckResult r = check_program(*prog, o);
+  CHECK(r.verdict == CheckVerdict::incomplete);
+  CHECK(r.stats.executions == 10);
+  CHECK_FALSE(r.stats.complete);
+}
+
+TEST_CASE("bounded search says which preemption bound it covered", "[explore][bounded]") {
+  CheckOptions o;
+  o.strategy = CheckStrategy::bounded;
+  o.preemptions = 1;
+  auto prog = make_protocol("lastzero", {{"n", "6"}});
+  CheckResult bounded = check_program(*prog, o);
+  CHECK(bounded.verdict == CheckVerdict::incomplete);
+  CHECK(bounded.preemption_bound == 1);
+  CHECK(bounded.stats.bound_cut > 0);
+  CheckResult full = check_program(*prog, {});
+  CHECK(full.verdict == CheckVerdict::verified);
+  CHECK(bounded.stats.executions < full.stats.executions);
+  // A bug within the bound is still found.
+  auto buggy = make_protocol("epi-load", {{"tiles", "4"}, {"mutation", "tx-overcount"}});
+  CHECK(check_program(*buggy, o).verdict == CheckVerdict::bug);
+}
+
+TEST_CASE("the library API checks a user protocol given as a lambda", "[explore][api]") {
+  using P = HostPlatform;
+  std::int64_t shared_word = 0;
+  LaunchShape shape;
+  shape.threads_per_cta = 3;
+  // Two threads increment a word non-atomically (load, then store): a lost update.
+  CheckResult r = check(
+      shape,
+      [&] {
+        if (P::thread_idx() == 0) return;
+        std::int64_t v = P::atomic_load(&shared_word);
+        P::atomic_store(&shared_word, v + 1);
+      },
+      {}, [&] { shared_word = 0; },
+      [&]() -> std::optional<std::string> {
+        if (shared_word != 2) return "lost update: the word is " + std::to_string(shared_word);
+        return std::nullopt;
+      });
+  REQUIRE(r.verdict == CheckVerdict::bug);
+  CHECK(r.counterexample->kind == Verdict::assertion);
+  CHECK(r.counterexample->cause == "lost update: the word is 1");
+}
