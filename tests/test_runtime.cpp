@@ -238,7 +238,7 @@ TEST_CASE("a bulk copy lands in the configured number of pieces, each a complete
   Outcome out = rt.execute(prog, s, limits);
   CHECK(out.verdict == Verdict::completed);
   int landings = 0;
-  for (const auto& line : rt.trace()) landings += line.find("lands 64 B") != std::string::npos;
+  for (const auto& t : rt.trace()) landings += t.what.find("lands 64 B") != std::string::npos;
   CHECK(landings == 4);
 }
 
