@@ -71,6 +71,22 @@ class BruteForceStrategy final : public Strategy {
 
 using VClock = std::vector<std::uint32_t>;
 
+bool covers_all(const VClock& c, const VClock& other) {
+  const std::size_t n = std::min(c.size(), other.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (other[i] > c[i]) return false;
+  for (std::size_t i = n; i < other.size(); ++i)
+    if (other[i] != 0) return false;
+  return true;
+}
+
+// Race candidates of one kind (e.g. the counter ops of one phase), with the join of their
+// clocks when it is kept.
+struct Group {
+  const std::vector<std::uint32_t>* members;
+  const std::vector<std::uint32_t>* summary;  // may be null: then every member is checked
+};
+
 void join(VClock& into, const VClock& from) {
   if (into.size() < from.size()) into.resize(from.size(), 0);
   for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
@@ -232,15 +248,14 @@ class DporSearch final : public Strategy, public StepObserver {
     if (depth_ == nodes.size()) {
       DporNode n;
       n.sleep = pending_sleep_;
+      // Default: let the agent that just ran go on (fewest preemptions), else the lowest id.
       AgentId pick = kNoAgent;
       AgentId last = rt.last_agent();
-      for (AgentId id : rt.enabled()) {
-        if (contains(n.sleep, id)) continue;
-        if (id == last) {
-          pick = id;
-          break;
-        }
-        if (pick == kNoAgent || id < pick) pick = id;
+      if (last != kNoAgent && rt.agent(last).enabled_pos != ~0u && !contains(n.sleep, last)) {
+        pick = last;
+      } else {
+        for (AgentId id : rt.enabled())
+          if (!contains(n.sleep, id) && (pick == kNoAgent || id < pick)) pick = id;
       }
       if (pick == kNoAgent) return kStopExecution;  // sleep-set blocked: redundant
       n.backtrack.push_back(pick);
@@ -283,9 +298,10 @@ class DporSearch final : public Strategy, public StepObserver {
     }
     // Dependent earlier events, newest first: forced ones are joined; a race candidate
     // not yet covered by acc is a race (e ⋖ this).
-    std::vector<std::uint32_t> lifecycle, candidates;  // race candidates
+    std::vector<std::uint32_t> lifecycle;  // race candidates
+    std::vector<Group> groups;
     std::vector<const VClock*> forced;
-    classify(rt, step, e, lifecycle, candidates, forced);
+    classify(rt, step, e, lifecycle, groups, forced);
     auto check = [&](std::vector<std::uint32_t>& list) {
       std::sort(list.begin(), list.end(), std::greater<>());
       list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -302,6 +318,10 @@ class DporSearch final : public Strategy, public StepObserver {
     // assume a live barrier.
     check(lifecycle);
     for (const VClock* f : forced) join(acc, *f);
+    // A group whose summary acc already covers holds no race: skip it whole.
+    std::vector<std::uint32_t> candidates;
+    for (const Group& g : groups)
+      if (!g.summary || !covers_all(acc, *g.summary)) candidates.insert(candidates.end(), g.members->begin(), g.members->end());
     check(candidates);
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
     acc[e.agent] = e.seq;
@@ -355,15 +375,14 @@ class DporSearch final : public Strategy, public StepObserver {
 
  private:
   void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& lifecycle,
-                std::vector<std::uint32_t>& candidates, std::vector<const VClock*>& forced) {
+                std::vector<Group>& groups, std::vector<const VClock*>& forced) {
     const Op& op = step.op;
     if (is_atomic(op.kind)) {
       bool writes = step.wrote;
       e.cat = writes ? Cat::write : Cat::read;
       AddressHistory& h = addresses_[op.addr];
-      if (h.last_write >= 0) candidates.push_back(static_cast<std::uint32_t>(h.last_write));
-      if (writes)
-        for (auto r : h.reads_since) candidates.push_back(r);
+      if (h.last_write >= 0) lifecycle.push_back(static_cast<std::uint32_t>(h.last_write));
+      if (writes) groups.push_back({&h.reads_since, nullptr});
       // a failed cas still read: it conflicts with writes only (handled above)
       return;
     }
@@ -394,9 +413,9 @@ class DporSearch final : public Strategy, public StepObserver {
       case OpKind::inval:
         e.cat = Cat::init;
         for (auto& [ph, pe] : h.phases) {
-          candidates.insert(candidates.end(), pe.counters.begin(), pe.counters.end());
-          candidates.insert(candidates.end(), pe.obs_true.begin(), pe.obs_true.end());
-          candidates.insert(candidates.end(), pe.obs_false.begin(), pe.obs_false.end());
+          groups.push_back({&pe.counters, &pe.counter_summary});
+          groups.push_back({&pe.obs_true, &pe.obs_summary});
+          groups.push_back({&pe.obs_false, nullptr});
         }
         return;
       case OpKind::wait:
@@ -413,12 +432,12 @@ class DporSearch final : public Strategy, public StepObserver {
             // A blocking wait cannot run before the ops that complete its phase; a poll can
             // (it answers false), so for a poll they are races.
             if (e.poll)
-              candidates.insert(candidates.end(), it->second.counters.begin(), it->second.counters.end());
+              groups.push_back({&it->second.counters, &it->second.counter_summary});
             else
               forced.push_back(&it->second.counter_summary);
           }
           if (auto it = h.phases.find(q + 1); it != h.phases.end())
-            candidates.insert(candidates.end(), it->second.counters.begin(), it->second.counters.end());
+            groups.push_back({&it->second.counters, &it->second.counter_summary});
         }
         return;
       }
@@ -433,15 +452,17 @@ class DporSearch final : public Strategy, public StepObserver {
     e.cat = inc ? Cat::inc : Cat::dec;
     if (auto it = h.phases.find(p); it != h.phases.end()) {
       PhaseEvents& pe = it->second;
-      const auto& same_phase = inc ? pe.counters : pe.incs;
-      candidates.insert(candidates.end(), same_phase.begin(), same_phase.end());
-      if (e.completed) candidates.insert(candidates.end(), pe.obs_false.begin(), pe.obs_false.end());
+      if (inc)
+        groups.push_back({&pe.counters, &pe.counter_summary});
+      else
+        groups.push_back({&pe.incs, nullptr});
+      if (e.completed) groups.push_back({&pe.obs_false, nullptr});
     }
     if (auto it = h.phases.find(p - 1); it != h.phases.end()) {
       PhaseEvents& prev = it->second;
-      // all counter ops of the previous phase (skipped at once when already ordered)
-      candidates.insert(candidates.end(), prev.counters.begin(), prev.counters.end());
-      candidates.insert(candidates.end(), prev.obs_true.begin(), prev.obs_true.end());
+      // all counter ops and successful observers of the previous phase
+      groups.push_back({&prev.counters, &prev.counter_summary});
+      groups.push_back({&prev.obs_true, &prev.obs_summary});
     }
   }
 

@@ -355,9 +355,12 @@ bool Runtime::schedule_point(const Op& op) {
   }
   a.op = op;
   const bool poll = op.kind == OpKind::test_wait || op.kind == OpKind::try_wait;
-  a.spinning = poll && a.poll_failed && a.poll_bar == op.bar && a.poll_phase == op.arg &&
-               a.poll_version == op.bar->version;
-  if (!poll) a.poll_failed = false;
+  const bool same_poll = poll && a.poll_bar == op.bar && a.poll_phase == op.arg && a.poll_version == op.bar->version;
+  // Two failed polls of an unchanged barrier in a row may both answer false (try_wait can
+  // time out: seen on an H200); a third is a spin loop that learns nothing until the
+  // barrier changes, so it blocks instead of being explored poll by poll.
+  a.spinning = same_poll && a.poll_failures >= 2;
+  if (!poll) a.poll_failures = 0;
   announce(a);
   if (priming_) {
     switch_to(main_ctx_);
@@ -642,7 +645,8 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   Agent& a = *current_;
   if (complete) races_.acquire(a.id, bar.id, token ? token->phase : phase);
-  a.poll_failed = !complete;
+  const bool same = a.poll_bar == &bar && a.poll_phase == (token ? token->phase : phase) && a.poll_version == bar.version;
+  a.poll_failures = complete ? 0 : (same ? a.poll_failures + 1 : 1);
   a.poll_bar = &bar;
   a.poll_phase = token ? token->phase : phase;
   a.poll_version = bar.version;

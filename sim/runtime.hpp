@@ -7,8 +7,8 @@
 // there. At every such point the Strategy picks one ENABLED agent, which performs its
 // operation and runs its local code up to its next announcement: one step. A wait is
 // enabled only once the phase it waits for has completed (or when it would report a
-// misuse); a try_wait loop that observed no change since its last failed try is blocked
-// until the barrier changes, so spinning is not explored. No enabled agent while some are
+// misuse); a try_wait loop that failed twice with no change in between is blocked until
+// the barrier changes, so spinning is not explored. No enabled agent while some are
 // unfinished is a deadlock (a livelock if one of them spins).
 #pragma once
 
@@ -169,9 +169,9 @@ struct Agent {
   std::uint32_t thread = 0;  // thread index in the CTA; for a copy: issuing thread
   Op op;                     // the announced next operation
   bool spinning = false;     // blocked in a try_wait/test_wait loop
-  // The last poll (test_wait/try_wait) of this thread failed on this barrier/phase at this
-  // barrier version; an identical poll before the barrier changes would fail again.
-  bool poll_failed = false;
+  // Consecutive failed polls (test_wait/try_wait) of this thread on this barrier/phase at
+  // this barrier version; the third identical one blocks until the barrier changes.
+  std::uint32_t poll_failures = 0;
   MbarrierState* poll_bar = nullptr;
   std::int64_t poll_phase = 0;
   std::uint64_t poll_version = 0;

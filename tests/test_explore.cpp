@@ -154,17 +154,17 @@ TEST_CASE("the bug zoo: exhaustive search finds every mutation, with its kind", 
     std::vector<Verdict> kinds;
     Opts extra;
   };
-  auto bug = GENERATE(Bug{"consumer-count-plus-one", {Verdict::deadlock}},
-                      Bug{"producer-start-phase-0", {Verdict::deadlock}},
-                      Bug{"producer-skips-empty-wait", {Verdict::race}},
-                      Bug{"release-before-read", {Verdict::race}},
-                      Bug{"tx-overcount", {Verdict::deadlock}},
-                      Bug{"tx-undercount-split", {Verdict::race}},
+  auto bug = GENERATE(Bug{"consumer-count-plus-one", {Verdict::deadlock}, {}},
+                      Bug{"producer-start-phase-0", {Verdict::deadlock}, {}},
+                      Bug{"producer-skips-empty-wait", {Verdict::race}, {}},
+                      Bug{"release-before-read", {Verdict::race}, {}},
+                      Bug{"tx-overcount", {Verdict::deadlock}, {}},
+                      Bug{"tx-undercount-split", {Verdict::race}, {}},
                       Bug{"single-stage-wrong-parity", {Verdict::race, Verdict::aliasing}, {{"stages", "1"}}},
-                      Bug{"double-arrive", {Verdict::misuse, Verdict::race}},
-                      Bug{"explicit-without-signal", {Verdict::deadlock}},
-                      Bug{"use-before-init", {Verdict::misuse}},
-                      Bug{"reinit-live", {Verdict::misuse}});
+                      Bug{"double-arrive", {Verdict::misuse, Verdict::race}, {}},
+                      Bug{"explicit-without-signal", {Verdict::deadlock}, {}},
+                      Bug{"use-before-init", {Verdict::misuse}, {}},
+                      Bug{"reinit-live", {Verdict::misuse}, {}});
   auto size = GENERATE(as<std::string>{}, "full", "tiny");
   Opts opts = size == "full" ? Opts{{"tiles", "4"}} : tiny({{"tiles", "3"}});
   if (size == "tiny" && bug.mutation == "tx-undercount-split") opts["tile-elems"] = "16";  // two 32-byte halves

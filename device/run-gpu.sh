@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The GPU run: builds the device executables for sm_90a, runs every gpu test, the litmus
+# runner, compute-sanitizer (memcheck, racecheck, synccheck) on the correct kernels, and the
+# benchmark; writes logs under $OUT (default build/gpu-out). Run from the repository root on
+# a machine with an H100/H200 and CUDA 13 (nvcc at /usr/local/cuda/bin). Needs only CUDA and
+# this repository: no Boost, Catch2 or fmt (the GPU image has none), so it calls nvcc
+# directly; where the host dependencies exist, `cmake --preset gpu && ctest --preset gpu`
+# builds and runs the same executables.
+# Files under $OUT: summary.txt (read it first), build.log (nvidia-smi, nvcc -Xptxas -v, the
+# benchmark kernel's SASS), gpu-tests.log, litmus_observed.txt, traces.txt, sanitizer.log,
+# bench.log.
+# Exit status: 0 when every test passed and every sanitizer was clean.
+set -u
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/cuda/bin:$PATH
+OUT=${OUT:-build/gpu-out}
+BIN=build/gpu-nvcc
+mkdir -p "$OUT" "$BIN"
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+status=0
+note() { echo "$*" | tee -a "$SUMMARY"; }
+# step NAME LOG CMD...: runs CMD, appends its output to LOG, records pass/fail in the summary.
+step() {
+  local name=$1 log=$2
+  shift 2
+  local t0=$SECONDS
+  echo "== $name: $*" >>"$log"
+  "$@" >>"$log" 2>&1
+  local rc=$?
+  note "$name: $([ $rc -eq 0 ] && echo PASS || echo "FAIL (exit $rc)") ($((SECONDS - t0)) s)"
+  [ $rc -eq 0 ] || status=1
+  return $rc
+}
+
+nvidia-smi >"$OUT/build.log" 2>&1
+note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1)"
+note "nvcc: $(nvcc --version | tail -1)"
+
+NVCC_FLAGS=(-std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a --Werror=all-warnings -I. -Xptxas -v)
+built=1
+for exe in test_residual_add litmus_runner trace_residual_add bench_residual_add; do
+  step "build $exe" "$OUT/build.log" nvcc "${NVCC_FLAGS[@]}" "device/$exe.cu" -o "$BIN/$exe" || built=0
+done
+[ $built -eq 1 ] || { note "build failed: see build.log"; exit 1; }
+cuobjdump --dump-sass "$BIN/bench_residual_add" 2>&1 |
+  awk '/Function : .*residual_add/{p=1} /Function : .*fill_inputs/{p=0} p' >"$BIN/sass.txt"
+note "sass (bench residual_add): $(grep -c 'LDG.E.128' "$BIN/sass.txt") LDG.128, $(grep -c 'STG.E.128' "$BIN/sass.txt") STG.128, $(grep -c 'LDS.128' "$BIN/sass.txt") LDS.128, $(grep -c UBLKCP "$BIN/sass.txt") UBLKCP"
+cat "$BIN/sass.txt" >>"$OUT/build.log"
+
+step "gpu test residual-add (shapes, stages 1..4, ragged, mutation under watchdog)" "$OUT/gpu-tests.log" \
+  "$BIN/test_residual_add"
+grep -E "^(case|mutation|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -3 >>"$SUMMARY"
+
+# The bug zoo on hardware, each mutation in its own process (a trap must not take the rest
+# down): deadlocks must end by the watchdog; the others are recorded next to the emulator's
+# verdict, with racecheck's summary for the racy ones. Then a correct run: the GPU is healthy.
+MUTATIONS="consumer-count-plus-one producer-start-phase-0 producer-skips-empty-wait release-before-read
+  tx-overcount tx-undercount-split single-stage-wrong-parity double-arrive explicit-without-signal use-before-init
+  reinit-live"
+for m in $MUTATIONS; do
+  step "mutation $m" "$OUT/gpu-tests.log" "$BIN/test_residual_add" --mutation "$m"
+  grep "^mutation $m " "$OUT/gpu-tests.log" | tail -1 >>"$SUMMARY"
+done
+for m in producer-skips-empty-wait release-before-read tx-undercount-split double-arrive; do
+  echo "== racecheck on mutation $m (recorded, not a pass/fail)" >>"$OUT/sanitizer.log"
+  compute-sanitizer --tool racecheck "$BIN/test_residual_add" --mutation "$m" >>"$OUT/sanitizer.log" 2>&1
+  note "racecheck mutation $m: $(grep -E 'RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+done
+step "correct kernels after the mutations" "$OUT/gpu-tests.log" "$BIN/test_residual_add" --quick
+
+step "gpu litmus runner" "$OUT/gpu-tests.log" "$BIN/litmus_runner" "$OUT/litmus_observed.txt" "${LITMUS_LAUNCHES:-25}"
+tail -1 "$OUT/gpu-tests.log" >>"$SUMMARY"
+
+# Barrier logs for the host replay (tests/trace/trace_replay.cpp: mbcheck_trace_replay FILE).
+step "gpu trace recorder" "$OUT/gpu-tests.log" "$BIN/trace_residual_add" "$OUT/traces.txt"
+tail -1 "$OUT/gpu-tests.log" >>"$SUMMARY"
+
+for tool in memcheck racecheck synccheck; do
+  step "compute-sanitizer $tool residual-add --quick" "$OUT/sanitizer.log" \
+    compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_residual_add" --quick
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
+done
+
+step "benchmark residual-add vs cudaMemcpy" "$OUT/bench.log" "$BIN/bench_residual_add" "${BENCH_LOG2N:-29}" \
+  "${BENCH_RUNS:-30}"
+grep -E "^(cudaMemcpy|best|PASS|FAIL)" "$OUT/bench.log" >>"$SUMMARY"
+
+note "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+exit $status
