@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <boost/container/small_vector.hpp>
+
 #include <fmt/format.h>
 
 namespace mbcheck::sim {
@@ -123,10 +125,13 @@ struct AddressHistory {
   std::vector<std::uint32_t> reads_since;
 };
 
+// Most nodes hold one or two agents in each set: keep them inline, no allocation per step.
+using AgentSet = boost::container::small_vector<AgentId, 4>;
+
 struct DporNode {
-  std::vector<AgentId> sleep;      // asleep on entry
-  std::vector<AgentId> backtrack;  // to explore from here
-  std::vector<AgentId> done;       // explored from here
+  AgentSet sleep;      // asleep on entry
+  AgentSet backtrack;  // to explore from here
+  AgentSet done;       // explored from here
   AgentId chosen = kNoAgent;
   // For the preemption bound: who ran before this step, whether it could have gone on,
   // and the preemptions of the schedule up to (not including) this step.
@@ -136,7 +141,10 @@ struct DporNode {
   int preemptions_with(AgentId q) const { return preemptions_before + (prev_enabled && q != prev ? 1 : 0); }
 };
 
-bool contains(const std::vector<AgentId>& v, AgentId a) { return std::find(v.begin(), v.end(), a) != v.end(); }
+template <class Set>
+bool contains(const Set& v, AgentId a) {
+  return std::find(v.begin(), v.end(), a) != v.end();
+}
 
 // What an event is, for the dependency relation: its category, its phase, whether it
 // completed the phase, its object.
@@ -236,7 +244,7 @@ class DporSearch final : public Strategy, public StepObserver {
 
   void begin_execution() override {
     depth_ = 0;
-    events_.clear();
+    n_events_ = 0;
     last_event_.clear();
     first_clock_.clear();
     barriers_.clear();
@@ -282,26 +290,33 @@ class DporSearch final : public Strategy, public StepObserver {
   }
 
   void on_step(const Runtime& rt, const StepInfo& step) override {
-    const auto index = static_cast<std::uint32_t>(events_.size());
-    Event e;
+    // Event slots (and their clocks' storage) are reused from execution to execution.
+    const auto index = static_cast<std::uint32_t>(n_events_);
+    if (n_events_ == events_.size()) events_.emplace_back();
+    ++n_events_;
+    Event& e = events_[index];
     e.agent = step.agent;
+    e.cat = Cat::other;
+    e.phase = 0;
+    e.completed = e.poll = false;
     e.detail = is_atomic(step.op.kind) ? step.value : step.result;
     if (last_event_.size() <= step.agent) last_event_.resize(step.agent + 1, -1);
-    VClock acc;
+    VClock& acc = e.clock;  // built in place
     if (last_event_[step.agent] >= 0) {
       const Event& prev = events_[static_cast<std::size_t>(last_event_[step.agent])];
       e.seq = prev.seq + 1;
-      acc = prev.clock;
+      acc.assign(prev.clock.begin(), prev.clock.end());
     } else {
       e.seq = 1;
+      acc.clear();
       if (auto it = first_clock_.find(step.agent); it != first_clock_.end()) acc = it->second;
     }
     // Dependent earlier events, newest first: forced ones are joined; a race candidate
     // not yet covered by acc is a race (e ⋖ this).
-    std::vector<std::uint32_t> lifecycle;  // race candidates
-    std::vector<Group> groups;
-    std::vector<const VClock*> forced;
-    classify(rt, step, e, lifecycle, groups, forced);
+    lifecycle_.clear();
+    groups_.clear();
+    forced_.clear();
+    classify(rt, step, e, lifecycle_, groups_, forced_);
     auto check = [&](std::vector<std::uint32_t>& list) {
       std::sort(list.begin(), list.end(), std::greater<>());
       list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -309,35 +324,34 @@ class DporSearch final : public Strategy, public StepObserver {
         const Event& other = events_[c];
         if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
         join(acc, other.clock);
-        e.clock = acc;  // provisional, for the reversal below (agent entry not yet set)
-        add_race(c, index, e);
+        add_race(c, index, e);  // e.clock (= acc) is provisional here: no own entry yet
       }
     };
     // Before init every op on the barrier is enabled (it reports the misuse), so an op can
     // always move before an init: check those races before the forced orderings, which
     // assume a live barrier.
-    check(lifecycle);
-    for (const VClock* f : forced) join(acc, *f);
+    check(lifecycle_);
+    for (const VClock* f : forced_) join(acc, *f);
     // A group whose summary acc already covers holds no race: skip it whole.
-    std::vector<std::uint32_t> candidates;
-    for (const Group& g : groups)
-      if (!g.summary || !covers_all(acc, *g.summary)) candidates.insert(candidates.end(), g.members->begin(), g.members->end());
-    check(candidates);
+    candidates_.clear();
+    for (const Group& g : groups_)
+      if (!g.summary || !covers_all(acc, *g.summary))
+        candidates_.insert(candidates_.end(), g.members->begin(), g.members->end());
+    check(candidates_);
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
     acc[e.agent] = e.seq;
-    e.clock = std::move(acc);
     record(step, e, index);
     if (step.spawned != kNoAgent) first_clock_[step.spawned] = e.clock;
     last_event_[step.agent] = index;
-    events_.push_back(std::move(e));
   }
 
   // The execution's equivalence class: every event with its happens-before clock. Two
   // executions with the same key are the same partial order of the same operations.
   std::string trace_key() const {
     std::vector<std::string> parts;
-    parts.reserve(events_.size());
-    for (const Event& e : events_) {
+    parts.reserve(n_events_);
+    for (std::size_t i = 0; i < n_events_; ++i) {
+      const Event& e = events_[i];
       std::string part = fmt::format("{}.{}:{}:{}:{}|", e.agent, e.seq, static_cast<int>(e.cat), e.phase, e.detail);
       for (auto c : e.clock) part += fmt::format("{},", c);
       parts.push_back(std::move(part));
@@ -549,8 +563,12 @@ class DporSearch final : public Strategy, public StepObserver {
   };
 
   std::size_t depth_ = 0;
-  std::vector<AgentId> pending_sleep_;
-  std::vector<Event> events_;
+  AgentSet pending_sleep_;
+  std::vector<Event> events_;  // slots; the first n_events_ are this execution's
+  std::size_t n_events_ = 0;
+  std::vector<std::uint32_t> lifecycle_, candidates_;
+  std::vector<Group> groups_;
+  std::vector<const VClock*> forced_;
   std::vector<std::int64_t> last_event_;
   std::unordered_map<AgentId, VClock> first_clock_;
   std::unordered_map<std::uint32_t, BarrierHistory> barriers_;

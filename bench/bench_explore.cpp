@@ -1,0 +1,111 @@
+// Exhaustive exploration figures: how long the full-size EpiLoadPipeline takes to verify,
+// how DPOR's execution count compares with brute force's equivalence classes, and DPOR's
+// transition rate against the runtime's raw operation rate, all measured in this run.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "sim/check.hpp"
+#include "sim/host_platform.hpp"
+#include "sim/protocols.hpp"
+#include "sim/strategy.hpp"
+#include "spec/mbarrier.hpp"
+
+using namespace mbcheck::sim;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The raw operation rate: 8 threads doing arrive+wait rounds under the random strategy.
+double raw_ns_per_op() {
+  LaunchShape shape;
+  shape.threads_per_cta = 8;
+  shape.smem_bytes = 8 * sizeof(MbarrierState);
+  FunctionProgram ping(shape, [] {
+    using P = HostPlatform;
+    mbcheck::Mbarrier<P> bar(reinterpret_cast<P::Barrier*>(P::shared_memory())[P::thread_idx()]);
+    bar.init(1);
+    for (int phase = 0; phase < 2000; ++phase) {
+      bar.arrive();
+      bar.wait(phase);
+    }
+  });
+  Runtime rt;
+  std::uint64_t steps = 0;
+  auto start = Clock::now();
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    RandomStrategy s(seed);
+    steps += rt.execute(ping, s).steps;
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count() * 1e9 / static_cast<double>(steps);
+}
+
+}  // namespace
+
+int main() {
+  fmt::print("mbcheck exploration benchmark\n\n");
+  fmt::print("full-size EpiLoadPipeline (1 load warp + 4 store warps of 32 threads = 160 fibers), DPOR:\n");
+  for (auto [stages, tiles, target] : {std::tuple{"2", "4", 1.0}, std::tuple{"4", "16", 5.0}, std::tuple{"2", "8", 0.0}}) {
+    auto prog = make_protocol("epi-load", {{"stages", stages}, {"tiles", tiles}});
+    std::vector<double> secs;
+    CheckResult r;
+    for (int i = 0; i < 5; ++i) {
+      r = check_program(*prog);
+      secs.push_back(r.stats.seconds);
+    }
+    fmt::print("  {} stages x {:>2} tiles: {} in {:.4f} s (median of 5){}: {} execution(s), {} transitions, {} "
+               "redundant\n",
+               stages, tiles, to_string(r.verdict), median(secs),
+               target > 0 ? fmt::format(", {:.0f}x under the {:.0f} s target", target / median(secs), target) : "",
+               r.stats.executions, r.stats.transitions, r.stats.redundant);
+  }
+  fmt::print("  why so few: the 128 arrivals on empty[s] commute (same phase), the 128 waits on full[s]\n"
+             "  commute, different barriers and stage buffers commute, and a wait cannot move before the\n"
+             "  ops completing its phase; every other pair of dependent operations is already ordered.\n\n");
+
+  fmt::print("DPOR executions vs brute-force equivalence classes (small shapes):\n");
+  struct Small {
+    const char* name;
+    std::map<std::string, std::string> opts;
+  };
+  for (const Small& c :
+       {Small{"readers", {{"n", "3"}}}, Small{"lastzero", {{"n", "4"}}},
+        Small{"epi-load", {{"store-warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"tiles", "2"}, {"stages", "1"}}},
+        Small{"epi-load", {{"store-warps", "2"}, {"threads-per-warp", "1"}, {"tile-elems", "8"}, {"tiles", "3"}, {"stages", "1"}}}}) {
+    auto prog = make_protocol(c.name, c.opts);
+    ExploreOptions bf;
+    bf.kind = SearchKind::brute_force;
+    bf.count_classes = true;
+    bf.stop_at_first_bug = false;
+    ExploreResult brute = explore(*prog, bf);
+    ExploreOptions dp;
+    dp.stop_at_first_bug = false;
+    ExploreResult dpor = explore(*prog, dp);
+    std::string shape;
+    for (auto& [k, v] : c.opts) shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", k, v);
+    fmt::print("  {:<9} {:<60} brute force {:>7} executions = {:>3} classes; DPOR {:>3} (ratio {:.2f}), {:.0f}x "
+               "faster\n",
+               c.name, shape, brute.stats.executions, brute.stats.classes, dpor.stats.executions,
+               double(dpor.stats.executions) / double(brute.stats.classes), brute.stats.seconds / dpor.stats.seconds);
+  }
+
+  fmt::print("\nDPOR transition rate vs the raw operation rate (same run):\n");
+  const double raw = raw_ns_per_op();
+  fmt::print("  raw visible operation (fiber switch + emulator + race detector): {:.0f} ns\n", raw);
+  for (const Small& c : {Small{"lastzero", {{"n", "10"}}}, Small{"readers", {{"n", "13"}}},
+                         Small{"epi-load", {{"stages", "4"}, {"tiles", "16"}}}}) {
+    auto prog = make_protocol(c.name, c.opts);
+    CheckResult r = check_program(*prog);
+    const double ns = r.stats.seconds * 1e9 / double(r.stats.transitions);
+    fmt::print("  {:<9} {:>6} executions, {:>7} transitions: {:.0f} ns per transition = {:.2f}x the raw operation\n",
+               c.name, r.stats.executions, r.stats.transitions, ns, ns / raw);
+  }
+  return 0;
+}
