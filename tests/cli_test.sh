@@ -70,6 +70,38 @@ expect 1 "verdict: bug: deadlock" -- replay --replay-file "$tmp/token.txt"
 wrong=$(printf "%s" "$token" | sed "s/threads-per-warp=32/threads-per-warp=16/")
 expect 1 "verdict: bug: diverged" -- replay "$wrong"
 
+# check: exhaustive search, verdict line last, exit 0 verified / 1 bug / 3 incomplete.
+expect 0 "verified: 1 executions" -- check epi-load --stages 2 --tiles 4
+expect 0 "verified: 256 executions" -- check readers --n 8
+expect 1 "bug: deadlock" -- check epi-load --tiles 4 --mutation tx-overcount
+expect 1 "timeline:" -- check epi-load --tiles 4 --mutation release-before-read
+expect 3 "incomplete: 5 executions" -- check lastzero --n 6 --max-executions 5
+expect 3 "alternatives beyond the bound not run" -- check lastzero --n 6 --strategy bounded --preemptions 1
+expect 0 "no schedule needed more than 2 preemptions" -- check epi-load --tiles 2 --strategy bounded --preemptions 2
+last_line=$("$MBCHECK" check epi-load --tiles 2 | tail -n 1)
+case "$last_line" in
+  verified:*transitions*blocked*s) echo "ok:   check ends with the verdict line" ;;
+  *) echo "FAIL: check's last line is not the verdict line: $last_line"; failures=$((failures + 1)) ;;
+esac
+expect_usage "--strategy: bogus not in {dpor,bounded}" check epi-load --strategy bogus
+expect_usage "--tiles 0: must be in" check epi-load --tiles 0
+
+# --json: one object with the documented fields; its replay token reproduces the bug.
+"$MBCHECK" check epi-load --tiles 3 --mutation consumer-count-plus-one --json >"$tmp/json"
+code=$?
+python3 - "$tmp/json" <<'PY' || failures=$((failures + 1))
+import json, sys
+j = json.load(open(sys.argv[1]))
+for key in ("verdict", "kind", "executions", "transitions", "seconds", "replay", "cause", "timeline"):
+    assert key in j, f"--json lacks {key}"
+assert j["verdict"] == "bug" and j["kind"] == "deadlock", j
+assert j["replay"].startswith("mb1:epi-load:"), j["replay"]
+print("ok:   check --json has verdict, kind, executions, transitions, seconds, replay")
+PY
+[ "$code" -eq 1 ] || { echo "FAIL: check --json on a bug exited $code"; failures=$((failures + 1)); }
+token=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['replay'])" "$tmp/json")
+expect 1 "verdict: bug: deadlock" -- replay "$token"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1
