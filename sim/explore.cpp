@@ -605,7 +605,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
       ++result.stats.executions;
       if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++result.stats.blocked;
       if (on_execution) on_execution(out);
-      if (is_bug(out.verdict) && !result.bug) {
+      if (is_bug(out.verdict) && !result.bug && (!options.wanted_bug || options.wanted_bug(out))) {
         result.bug = std::move(out);
         if (options.stop_at_first_bug) break;
       }

@@ -28,6 +28,8 @@ struct ExploreOptions {
   bool stop_at_first_bug = true;
   bool count_classes = false;  // brute_force: also count distinct equivalence classes
   int preemption_bound = -1;   // dpor: skip schedules with more preemptions (-1: none)
+  // Which bugs count (default: all). Executions with other bugs are passed over.
+  std::function<bool(const Outcome&)> wanted_bug;
 };
 
 struct ExploreStats {

@@ -11,11 +11,13 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <thread>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/check.hpp"
+#include "sim/fuzz.hpp"
 #include "sim/protocols.hpp"
 #include "sim/replay_token.hpp"
 #include "sim/runtime.hpp"
@@ -85,9 +87,22 @@ int main(int argc, char** argv) {
   bool json = false;
   ShapeFlags check_flags;
   check->add_option("protocol", check_protocol, "a bundled protocol (see `mbcheck list`)")->required();
-  check->add_option("--strategy", strategy_name, "dpor (every class of schedules) or bounded (DPOR up to --preemptions)")
-      ->check(CLI::IsMember({"dpor", "bounded"}))
+  check->add_option("--strategy", strategy_name,
+                    "dpor (every class of schedules), bounded (DPOR up to --preemptions), random (uniform random "
+                    "walk) or pct (priority change points, --depth)")
+      ->check(CLI::IsMember({"dpor", "bounded", "random", "pct"}))
       ->capture_default_str();
+  FuzzOptions fuzz_opts;
+  fuzz_opts.jobs = std::max(1u, std::thread::hardware_concurrency());
+  bool keep_original = false, no_shrink = false;
+  check->add_option("--runs", fuzz_opts.runs, "random/pct: runs (0: until --time-limit)")->capture_default_str();
+  check->add_option("--seed", fuzz_opts.seed, "random/pct: base seed; run i uses a seed derived from (seed, i)")
+      ->capture_default_str();
+  check->add_option("--depth", fuzz_opts.depth, "pct: the bug depth d")->check(CLI::Range(1, 64))->capture_default_str();
+  check->add_option("--jobs", fuzz_opts.jobs, "random/pct: worker threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  check->add_flag("--keep-original", keep_original, "random/pct: also print the unshrunk counterexample");
+  check->add_flag("--no-shrink", no_shrink, "random/pct: print the failing run's own schedule");
   check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
@@ -135,6 +150,78 @@ int main(int argc, char** argv) {
         fmt::print("\n");
       }
       return kExitOk;
+    }
+
+    if (*check && (strategy_name == "random" || strategy_name == "pct")) {
+      const auto given = check_flags.given();
+      auto program = make_protocol(check_protocol, given);
+      fuzz_opts.kind = strategy_name == "pct" ? FuzzKind::pct : FuzzKind::random;
+      fuzz_opts.time_limit_s = check_opts.time_limit_s;
+      fuzz_opts.max_steps = check_opts.max_steps;
+      fuzz_opts.shrink = !no_shrink;
+      if (fuzz_opts.runs == 0 && fuzz_opts.time_limit_s <= 0)
+        return usage_error("--runs 0 needs a --time-limit");
+      if (!json)
+        fmt::print("mbcheck check {}  {}  strategy={}{} runs={} seed={} jobs={}\n", check_protocol,
+                   shape_line(program->options()), strategy_name,
+                   fuzz_opts.kind == FuzzKind::pct ? fmt::format(" depth={}", fuzz_opts.depth) : "", fuzz_opts.runs,
+                   fuzz_opts.seed, fuzz_opts.jobs);
+      std::fflush(stdout);
+      FuzzResult r = fuzz([&] { return std::unique_ptr<Program>(make_protocol(check_protocol, given)); }, fuzz_opts);
+      std::string token, original_token;
+      if (r.counterexample) token = encode_token({check_protocol, program->options(), r.counterexample->schedule});
+      if (r.original) original_token = encode_token({check_protocol, program->options(), r.original->schedule});
+      const std::string what = fuzz_opts.kind == FuzzKind::pct ? "PCT" : "random";
+      if (json) {
+        nlohmann::json j;
+        j["protocol"] = check_protocol;
+        j["options"] = program->options();
+        j["strategy"] = strategy_name;
+        j["verdict"] = to_string(r.verdict);
+        j["kind"] = r.counterexample ? nlohmann::json(to_string(r.counterexample->kind)) : nlohmann::json();
+        j["runs"] = r.runs;
+        j["executions"] = r.runs;
+        j["transitions"] = r.transitions;
+        j["seconds"] = r.seconds;
+        j["seed"] = fuzz_opts.seed;
+        if (fuzz_opts.kind == FuzzKind::pct) {
+          j["depth"] = fuzz_opts.depth;
+          j["pct_bound"] = r.pct_bound;
+        }
+        j["replay"] = token.empty() ? nlohmann::json() : nlohmann::json(token);
+        if (r.counterexample) {
+          j["bug_run"] = *r.bug_run;
+          j["cause"] = r.counterexample->cause;
+          j["details"] = r.counterexample->details;
+          j["timeline"] = r.counterexample->timeline;
+          j["preemptions"] = r.shrunk_preemptions;
+          j["original_preemptions"] = r.original_preemptions;
+          if (keep_original) j["original_replay"] = original_token;
+        }
+        fmt::print("{}\n", j.dump(2));
+      } else {
+        if (fuzz_opts.kind == FuzzKind::pct)
+          fmt::print("pct: n = {} agents, k = {} steps: each run finds a depth-{} bug with probability >= 1/(n k^{}) "
+                     "= {:.3g}\n",
+                     r.agents, r.steps_estimate, fuzz_opts.depth, fuzz_opts.depth - 1, r.pct_bound);
+        if (r.counterexample) {
+          CheckResult shown;
+          shown.verdict = CheckVerdict::bug;
+          shown.counterexample = r.counterexample;
+          std::string report = format_report(shown, token);
+          fmt::print("{}", report.substr(0, report.rfind("bug: ")));  // the verdict line follows
+          if (fuzz_opts.shrink)
+            fmt::print("shrunk:   {} preemptions (the failing run had {}){}\n", r.shrunk_preemptions,
+                       r.original_preemptions, keep_original ? fmt::format("; original: {}", original_token) : "");
+          fmt::print("bug: {}: {} run {} of {} (seed {} run {}), {} transitions, {:.3f} s\n",
+                     to_string(r.counterexample->kind), what, *r.bug_run + 1, r.runs, fuzz_opts.seed, *r.bug_run,
+                     r.transitions, r.seconds);
+        } else {
+          fmt::print("incomplete: no bug in {} {} runs (fuzzing proves nothing), {} transitions, {:.3f} s\n", r.runs,
+                     what, r.transitions, r.seconds);
+        }
+      }
+      return r.verdict == CheckVerdict::bug ? kExitBug : kExitIncomplete;
     }
 
     if (*check) {

@@ -233,13 +233,19 @@ const ProtocolInfo kLastzero{"lastzero",
                              {{"n", "5", "writer threads (2..20)"}},
                              {}};
 
+const ProtocolInfo kOrderingBug{"ordering-bug",
+                                "a depth-1 ordering bug a random walk hits with probability 2^-(N+1): thread 1 must "
+                                "not run N+1 steps before thread 0's one",
+                                {{"n", "20", "steps of thread 1 before it reads the flag"}},
+                                {}};
+
 class ClassicProgram final : public BundledProgram {
  public:
   ClassicProgram(const ProtocolInfo& info, const std::map<std::string, std::string>& given) : info_(info) {
     OptionReader r(info, given);
-    n_ = static_cast<std::uint32_t>(r.integer("n", info.name == "readers" ? 1 : 2, 20));
+    n_ = static_cast<std::uint32_t>(r.integer("n", info.name == "lastzero" ? 2 : 1, info.name == "ordering-bug" ? 60 : 20));
     options_ = r.values();
-    shape_.threads_per_cta = n_ + 1;
+    shape_.threads_per_cta = info.name == "ordering-bug" ? 2 : n_ + 1;
     memory_.assign(n_ + 1, 0);
   }
   LaunchShape shape() const override { return shape_; }
@@ -247,8 +253,10 @@ class ClassicProgram final : public BundledProgram {
   void thread_main() override {
     if (info_.name == "readers")
       readers_thread<HostPlatform>(memory_.data());
-    else
+    else if (info_.name == "lastzero")
       lastzero_thread<HostPlatform>(memory_.data(), n_);
+    else
+      ordering_bug_thread<HostPlatform>(&memory_[0], &memory_[1], n_);
   }
   std::map<std::string, std::string> options() const override { return options_; }
   std::string result_summary() const override { return "all threads finished"; }
@@ -264,7 +272,7 @@ class ClassicProgram final : public BundledProgram {
 }  // namespace
 
 const std::vector<ProtocolInfo>& bundled_protocols() {
-  static const std::vector<ProtocolInfo> all{kEpiLoad, kReaders, kLastzero};
+  static const std::vector<ProtocolInfo> all{kEpiLoad, kReaders, kLastzero, kOrderingBug};
   return all;
 }
 
@@ -272,6 +280,7 @@ std::unique_ptr<BundledProgram> make_protocol(const std::string& name, const std
   if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
   if (name == kReaders.name) return std::make_unique<ClassicProgram>(kReaders, options);
   if (name == kLastzero.name) return std::make_unique<ClassicProgram>(kLastzero, options);
+  if (name == kOrderingBug.name) return std::make_unique<ClassicProgram>(kOrderingBug, options);
   std::string known;
   for (const auto& p : bundled_protocols()) known += (known.empty() ? "" : ", ") + p.name;
   throw ShapeError(fmt::format("unknown protocol '{}' (bundled: {})", name, known));

@@ -57,3 +57,29 @@ class ReplayStrategy final : public Strategy {
 };
 
 }  // namespace mbcheck::sim
+
+namespace mbcheck::sim {
+
+// PCT (Burckhardt et al., ASPLOS 2010): every agent gets a random distinct priority; the
+// highest-priority enabled agent runs; at d-1 random steps (change points) in [1, k] the
+// running agent drops below every initial priority. A bug of depth d is found with
+// probability at least 1/(n * k^(d-1)) per run, for n agents and k steps.
+class PctStrategy final : public Strategy {
+ public:
+  PctStrategy(std::uint64_t seed, int depth, std::uint64_t expected_steps)
+      : seed_(seed), depth_(depth), k_(expected_steps) {}
+  void begin_execution() override;
+  AgentId choose(const Runtime& rt) override;
+
+ private:
+  std::int64_t priority(AgentId a);
+  std::uint64_t seed_;
+  int depth_;
+  std::uint64_t k_;
+  SplitMix64 rng_{0};
+  std::vector<std::int64_t> priority_;  // by agent id; 0: not assigned yet
+  std::vector<std::uint64_t> change_points_;
+  std::uint64_t step_ = 0;
+};
+
+}  // namespace mbcheck::sim

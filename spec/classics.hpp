@@ -31,4 +31,19 @@ MBCHECK_HD void lastzero_thread(std::int64_t* array, std::uint32_t n) {
   }
 }
 
+// ordering-bug(N): a depth-1 bug that a uniform random walk rarely hits. Thread 1 does N
+// steps of its own work, then reads a flag that thread 0 sets in its one step; the bug is
+// thread 1 reading it unset, i.e. running all N+1 of its steps before thread 0's one: a
+// random walk over 2 threads does so with probability 2^-(N+1), PCT with depth 1 with
+// probability 1/2 (thread 1 drawn the higher priority).
+template <class P>
+MBCHECK_HD void ordering_bug_thread(std::int64_t* flag, std::int64_t* work, std::uint32_t n) {
+  if (P::thread_idx() == 0) {
+    P::atomic_store(flag, 1);
+  } else {
+    for (std::uint32_t i = 0; i < n; ++i) P::atomic_fetch_add(work, 1);
+    P::check(P::atomic_load(flag) == 1, "thread 1 read the flag before thread 0 set it");
+  }
+}
+
 }  // namespace mbcheck

@@ -1,0 +1,199 @@
+#include "sim/fuzz.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "sim/strategy.hpp"
+
+namespace mbcheck::sim {
+
+// ---------------------------------------------------------------------------------------
+// PCT
+
+void PctStrategy::begin_execution() {
+  rng_ = SplitMix64(seed_);
+  priority_.clear();
+  change_points_.clear();
+  for (int i = 1; i < depth_; ++i) change_points_.push_back(1 + rng_.next() % std::max<std::uint64_t>(k_, 1));
+  step_ = 0;
+}
+
+std::int64_t PctStrategy::priority(AgentId a) {
+  if (priority_.size() <= a) priority_.resize(a + 1, 0);
+  // Initial priorities are large and random; change points assign 1..d-1, below them all.
+  if (priority_[a] == 0) priority_[a] = static_cast<std::int64_t>((rng_.next() >> 3) | (std::uint64_t{1} << 59));
+  return priority_[a];
+}
+
+AgentId PctStrategy::choose(const Runtime& rt) {
+  ++step_;
+  auto highest = [&] {
+    AgentId best = kNoAgent;
+    std::int64_t best_p = 0;
+    for (AgentId id : rt.enabled()) {
+      std::int64_t p = priority(id);
+      if (best == kNoAgent || p > best_p || (p == best_p && id < best)) {
+        best = id;
+        best_p = p;
+      }
+    }
+    return best;
+  };
+  AgentId pick = highest();
+  for (std::size_t i = 0; i < change_points_.size(); ++i) {
+    if (change_points_[i] != step_) continue;
+    priority_[pick] = static_cast<std::int64_t>(depth_) - 1 - static_cast<std::int64_t>(i);  // d-1, d-2, ..., 1
+    pick = highest();
+  }
+  return pick;
+}
+
+// ---------------------------------------------------------------------------------------
+
+std::uint64_t run_seed(std::uint64_t base, std::uint64_t index) {
+  SplitMix64 mix(base ^ (index * 0x9e3779b97f4a7c15ull));
+  return mix.next();
+}
+
+namespace {
+// Replays a schedule and counts its preemptions: switches away from an agent that could
+// have gone on.
+class CountingReplay final : public Strategy {
+ public:
+  explicit CountingReplay(const std::vector<AgentId>& s) : replay_(s) {}
+  void begin_execution() override { replay_.begin_execution(); }
+  AgentId choose(const Runtime& rt) override {
+    AgentId pick = replay_.choose(rt);
+    AgentId last = rt.last_agent();
+    if (last != kNoAgent && pick != last && pick < rt.agent_count() && rt.agent(last).enabled_pos != ~0u) ++preemptions;
+    return pick;
+  }
+  int preemptions = 0;
+
+ private:
+  ReplayStrategy replay_;
+};
+}  // namespace
+
+int count_preemptions(Program& program, const std::vector<AgentId>& schedule) {
+  Runtime rt;
+  CountingReplay counter(schedule);
+  RunLimits limits;
+  limits.max_steps = schedule.size();
+  rt.execute(program, counter, limits);
+  return counter.preemptions;
+}
+
+Counterexample shrink(Program& program, const Outcome& failing, std::size_t timeline_lines, int* preemptions_out) {
+  const int original = count_preemptions(program, failing.schedule);
+  // Iterative context bounding, for a bug of the same kind; a shrinker, not a proof: each
+  // bound gets a small budget, and bounds above 4 are not tried.
+  for (int bound = 0; bound < std::min(original, 5); ++bound) {
+    ExploreOptions o;
+    o.preemption_bound = bound;
+    o.max_executions = 2000;
+    o.time_limit_s = 5;
+    o.wanted_bug = [&](const Outcome& out) { return out.verdict == failing.verdict; };
+    ExploreResult r = explore(program, o);
+    if (r.bug && r.bug->verdict == failing.verdict) {
+      if (preemptions_out) *preemptions_out = count_preemptions(program, r.bug->schedule);
+      return make_counterexample(program, *r.bug, timeline_lines);
+    }
+  }
+  if (preemptions_out) *preemptions_out = original;
+  return make_counterexample(program, failing, timeline_lines);
+}
+
+FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, const FuzzOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  FuzzResult result;
+  std::unique_ptr<Program> main_program = make_program();
+
+  // A probe run measures n (agents) and k (steps) for PCT's change points and bound.
+  {
+    Runtime rt;
+    RandomStrategy probe(run_seed(options.seed, ~std::uint64_t{0}));
+    RunLimits limits;
+    limits.max_steps = options.max_steps;
+    Outcome out = rt.execute(*main_program, probe, limits);
+    result.agents = rt.agent_count();
+    result.steps_estimate = std::max<std::uint64_t>(out.steps, 1);
+  }
+  if (options.kind == FuzzKind::pct)
+    result.pct_bound = 1.0 / (static_cast<double>(result.agents) *
+                              std::pow(static_cast<double>(result.steps_estimate), options.depth - 1));
+
+  std::atomic<std::uint64_t> next{0}, runs{0}, transitions{0};
+  std::atomic<std::uint64_t> first_bug{~std::uint64_t{0}};
+  std::mutex mu;
+  std::map<std::uint64_t, Outcome> bugs;
+  auto worker = [&](Program* program) {
+    Runtime rt;
+    RunLimits limits;
+    limits.max_steps = options.max_steps;
+    for (;;) {
+      const std::uint64_t i = next.fetch_add(1);
+      if (options.runs && i >= options.runs) break;
+      if (i > first_bug.load()) break;  // a lower-index bug exists: later runs cannot matter
+      if (options.time_limit_s > 0 &&
+          std::chrono::duration<double>(Clock::now() - start).count() >= options.time_limit_s)
+        break;
+      const std::uint64_t seed = run_seed(options.seed, i);
+      Outcome out;
+      if (options.kind == FuzzKind::pct) {
+        PctStrategy s(seed, options.depth, result.steps_estimate);
+        out = rt.execute(*program, s, limits);
+      } else {
+        RandomStrategy s(seed);
+        out = rt.execute(*program, s, limits);
+      }
+      runs.fetch_add(1);
+      transitions.fetch_add(out.steps);
+      if (is_bug(out.verdict)) {
+        std::lock_guard lock(mu);
+        bugs.emplace(i, std::move(out));
+        std::uint64_t cur = first_bug.load();
+        while (i < cur && !first_bug.compare_exchange_weak(cur, i)) {
+        }
+      }
+    }
+  };
+  const unsigned jobs = std::max(1u, options.jobs);
+  std::vector<std::unique_ptr<Program>> programs;
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < jobs; ++j) {
+    programs.push_back(make_program());
+    threads.emplace_back(worker, programs.back().get());
+  }
+  worker(main_program.get());
+  for (auto& t : threads) t.join();
+
+  result.runs = runs.load();
+  result.transitions = transitions.load();
+  if (!bugs.empty()) {
+    // With several jobs, runs above the first bug may have run too: the result is the same
+    // as one job's, which stops at the first bug.
+    const auto& [index, outcome] = *bugs.begin();
+    result.runs = std::min<std::uint64_t>(result.runs, index + 1);
+    result.bug_run = index;
+    result.verdict = CheckVerdict::bug;
+    result.original_preemptions = count_preemptions(*main_program, outcome.schedule);
+    if (options.shrink) {
+      result.counterexample = shrink(*main_program, outcome, options.timeline_lines, &result.shrunk_preemptions);
+      result.original = make_counterexample(*main_program, outcome, options.timeline_lines);
+    } else {
+      result.counterexample = make_counterexample(*main_program, outcome, options.timeline_lines);
+      result.shrunk_preemptions = result.original_preemptions;
+    }
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,111 @@
+// Schedule fuzzing: per-run seeds, jobs, PCT's guarantee against a random walk, shrinking.
+#include <catch2/catch.hpp>
+
+#include "sim/fuzz.hpp"
+#include "sim/protocols.hpp"
+#include "sim/strategy.hpp"
+
+using namespace mbcheck::sim;
+using Opts = std::map<std::string, std::string>;
+
+namespace {
+std::function<std::unique_ptr<Program>()> factory(std::string name, Opts opts) {
+  return [=] { return std::unique_ptr<Program>(make_protocol(name, opts)); };
+}
+}  // namespace
+
+TEST_CASE("fuzzing finds every bug-zoo mutation, with random walk and with PCT", "[fuzz][zoo]") {
+  auto mutation = GENERATE(as<std::string>{}, "consumer-count-plus-one", "producer-start-phase-0",
+                           "producer-skips-empty-wait", "release-before-read", "tx-overcount", "tx-undercount-split",
+                           "double-arrive", "explicit-without-signal", "use-before-init", "reinit-live");
+  auto kind = GENERATE(FuzzKind::random, FuzzKind::pct);
+  FuzzOptions o;
+  o.kind = kind;
+  o.runs = 300;
+  o.jobs = 1;
+  o.shrink = false;
+  FuzzResult r = fuzz(factory("epi-load", {{"tiles", "4"}, {"mutation", mutation}}), o);
+  INFO(mutation << (kind == FuzzKind::pct ? " pct" : " random"));
+  CHECK(r.verdict == CheckVerdict::bug);
+}
+
+TEST_CASE("run i of a fuzzing campaign can be re-run alone from (seed, i)", "[fuzz][seeds]") {
+  FuzzOptions o;
+  o.runs = 500;
+  o.jobs = 1;
+  o.shrink = false;
+  o.seed = 77;
+  auto make = factory("epi-load", {{"tiles", "3"}, {"mutation", "release-before-read"}, {"threads-per-warp", "4"}});
+  FuzzResult r = fuzz(make, o);
+  REQUIRE(r.bug_run);
+  auto prog = make();
+  Runtime rt;
+  RandomStrategy alone(run_seed(o.seed, *r.bug_run));
+  Outcome again = rt.execute(*prog, alone);
+  CHECK(again.schedule == r.counterexample->schedule);
+  CHECK(again.verdict == r.counterexample->kind);
+}
+
+TEST_CASE("several jobs give the result of one", "[fuzz][jobs]") {
+  auto make = factory("epi-load", {{"tiles", "4"}, {"mutation", "double-arrive"}, {"threads-per-warp", "8"}});
+  FuzzOptions o;
+  o.runs = 400;
+  o.shrink = false;
+  o.kind = FuzzKind::pct;
+  o.jobs = 1;
+  FuzzResult one = fuzz(make, o);
+  o.jobs = 2;
+  FuzzResult two = fuzz(make, o);
+  REQUIRE(one.bug_run);
+  CHECK(two.bug_run == one.bug_run);
+  CHECK(two.runs == one.runs);
+  CHECK(two.counterexample->schedule == one.counterexample->schedule);
+  // Without a bug, both run every run.
+  auto clean = factory("epi-load", {{"tiles", "3"}, {"threads-per-warp", "4"}});
+  o.runs = 60;
+  CHECK(fuzz(clean, o).runs == 60);
+}
+
+TEST_CASE("PCT finds a depth-1 bug a random walk almost never hits, within their stated bounds",
+          "[fuzz][pct]") {
+  // ordering-bug(20): a random walk fails with probability 2^-21 per run; PCT with depth 1
+  // with probability >= 1/(n k^0) = 1/2 (n = 2 threads).
+  auto prog = make_protocol("ordering-bug", {{"n", "20"}});
+  Runtime rt;
+  int random_hits = 0, pct_hits = 0;
+  const int runs = 400;
+  for (int i = 0; i < runs; ++i) {
+    RandomStrategy random(run_seed(5, i));
+    random_hits += is_bug(rt.execute(*prog, random).verdict);
+    PctStrategy pct(run_seed(5, i), 1, 22);
+    pct_hits += is_bug(rt.execute(*prog, pct).verdict);
+  }
+  CHECK(random_hits <= 1);                 // expected 400 * 2^-21 = 0.0002
+  CHECK(pct_hits >= runs * 0.5 * 0.8);     // the bound, less statistical slack
+  FuzzOptions o;
+  o.kind = FuzzKind::pct;
+  o.depth = 1;
+  o.runs = 300;
+  o.jobs = 1;
+  FuzzResult r = fuzz(factory("ordering-bug", {{"n", "20"}}), o);
+  REQUIRE(r.bug_run);
+  CHECK(*r.bug_run < 20);
+  CHECK(r.pct_bound == Approx(0.5));
+}
+
+TEST_CASE("the shrinker keeps the bug kind and never adds preemptions", "[fuzz][shrink]") {
+  auto mutation = GENERATE(as<std::string>{}, "tx-undercount-split", "consumer-count-plus-one", "double-arrive");
+  FuzzOptions o;
+  o.runs = 200;
+  o.jobs = 1;
+  o.kind = FuzzKind::random;
+  FuzzResult r = fuzz(factory("epi-load", {{"tiles", "4"}, {"threads-per-warp", "8"}, {"mutation", mutation}}), o);
+  INFO(mutation);
+  REQUIRE(r.counterexample);
+  REQUIRE(r.original);
+  CHECK(r.counterexample->kind == r.original->kind);
+  CHECK(r.shrunk_preemptions <= r.original_preemptions);
+  CHECK(r.shrunk_preemptions <= 2);
+  auto prog = make_protocol("epi-load", {{"tiles", "4"}, {"threads-per-warp", "8"}, {"mutation", mutation}});
+  CHECK(replay_schedule(*prog, r.counterexample->schedule, false).verdict == r.counterexample->kind);
+}
