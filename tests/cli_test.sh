@@ -83,7 +83,7 @@ case "$last_line" in
   verified:*transitions*blocked*s) echo "ok:   check ends with the verdict line" ;;
   *) echo "FAIL: check's last line is not the verdict line: $last_line"; failures=$((failures + 1)) ;;
 esac
-expect_usage "--strategy: bogus not in {dpor,bounded}" check epi-load --strategy bogus
+expect_usage "--strategy: bogus not in {dpor,bounded,random,pct}" check epi-load --strategy bogus
 expect_usage "--tiles 0: must be in" check epi-load --tiles 0
 
 # --json: one object with the documented fields; its replay token reproduces the bug.
@@ -101,6 +101,13 @@ PY
 [ "$code" -eq 1 ] || { echo "FAIL: check --json on a bug exited $code"; failures=$((failures + 1)); }
 token=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['replay'])" "$tmp/json")
 expect 1 "verdict: bug: deadlock" -- replay "$token"
+
+# fuzzing: a bug is exit 1, no bug is incomplete (3): fuzzing proves nothing.
+expect 1 "bug: assertion: PCT run" -- check ordering-bug --strategy pct --depth 1 --runs 50
+expect 1 "each run finds a depth-1 bug with probability >= 1/(n k^0) = 0.5" -- check ordering-bug --strategy pct --depth 1 --runs 50
+expect 3 "incomplete: no bug in 300 random runs" -- check ordering-bug --strategy random --runs 300 --jobs 2
+expect 1 "shrunk:" -- check epi-load --tiles 4 --threads-per-warp 8 --mutation double-arrive --strategy random --runs 100
+expect_usage "--runs 0 needs a --time-limit" check epi-load --strategy random --runs 0
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
