@@ -18,6 +18,7 @@
 
 #include "sim/check.hpp"
 #include "sim/fuzz.hpp"
+#include "sim/visual.hpp"
 #include "sim/protocols.hpp"
 #include "sim/replay_token.hpp"
 #include "sim/runtime.hpp"
@@ -73,6 +74,32 @@ int report(const std::string& protocol, BundledProgram& program, const Outcome& 
   return out.verdict == Verdict::completed ? kExitOk : kExitBug;
 }
 
+// --html / --trace: files of pictures of one execution.
+struct VisualFiles {
+  std::string html, trace;
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("--html", html, "write the execution as a self-contained HTML timeline");
+    cmd->add_option("--trace", trace, "write the execution as Chrome trace-event JSON (Perfetto, chrome://tracing)");
+  }
+  bool wanted() const { return !html.empty() || !trace.empty(); }
+  // Returns false (after one line on stderr) when a file cannot be written.
+  bool write(Program& program, const std::vector<AgentId>& schedule, const std::string& title,
+             const std::string& token) const {
+    if (!wanted()) return true;
+    VisualInput in = visual_input(program, schedule, title, token);
+    auto put = [](const std::string& path, const std::string& text) {
+      std::ofstream out(path);
+      out << text;
+      if (!out) {
+        fmt::print(stderr, "mbcheck: error: cannot write {}\n", path);
+        return false;
+      }
+      return true;
+    };
+    return (html.empty() || put(html, html_timeline(in))) && (trace.empty() || put(trace, chrome_trace_json(in)));
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,6 +140,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   check->add_flag("--json", json, "print one JSON object instead of text");
   check_flags.add_to(check);
+  VisualFiles check_visuals;
+  check_visuals.add_to(check);
 
   auto* run = app.add_subcommand("run", "run one execution of a protocol under a seeded random schedule");
   std::string protocol;
@@ -123,12 +152,16 @@ int main(int argc, char** argv) {
   run->add_option("--max-steps", max_steps, "give up after this many steps")->capture_default_str();
   ShapeFlags run_flags;
   run_flags.add_to(run);
+  VisualFiles run_visuals;
+  run_visuals.add_to(run);
 
   auto* replay = app.add_subcommand("replay", "replay an execution from its token, printing every step");
   std::string token_text, token_file;
   auto* token_opt = replay->add_option("token", token_text, "a replay token printed by run");
   auto* file_opt = replay->add_option("--replay-file", token_file, "read the token from this file");
   token_opt->excludes(file_opt);
+  VisualFiles replay_visuals;
+  replay_visuals.add_to(replay);
 
   try {
     app.parse(argc, argv);
@@ -221,6 +254,12 @@ int main(int argc, char** argv) {
                      what, r.transitions, r.seconds);
         }
       }
+      if (r.counterexample &&
+          !check_visuals.write(*program, r.counterexample->schedule,
+                               fmt::format("{} {}", check_protocol, shape_line(program->options())), token))
+        return kExitUsage;
+      if (!r.counterexample && check_visuals.wanted())
+        fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
       return r.verdict == CheckVerdict::bug ? kExitBug : kExitIncomplete;
     }
 
@@ -265,6 +304,12 @@ int main(int argc, char** argv) {
       } else {
         fmt::print("{}", format_report(result, token));
       }
+      if (result.counterexample &&
+          !check_visuals.write(*program, result.counterexample->schedule,
+                               fmt::format("{} {}", check_protocol, shape_line(program->options())), token))
+        return kExitUsage;
+      if (!result.counterexample && check_visuals.wanted())
+        fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
       switch (result.verdict) {
         case CheckVerdict::verified: return kExitOk;
         case CheckVerdict::bug: return kExitBug;
@@ -280,7 +325,11 @@ int main(int argc, char** argv) {
       RunLimits limits;
       limits.max_steps = max_steps;
       Outcome out = rt.execute(*program, strategy, limits);
-      return report(protocol, *program, out);
+      const int code = report(protocol, *program, out);
+      if (!run_visuals.write(*program, out.schedule, fmt::format("{} {} seed={}", protocol, shape_line(program->options()), seed),
+                             encode_token({protocol, program->options(), out.schedule})))
+        return kExitUsage;
+      return code;
     }
 
     if (*replay) {
@@ -314,7 +363,13 @@ int main(int argc, char** argv) {
         out.message = fmt::format("the execution ended after {} steps but the token records {}", out.steps,
                                   token.schedule.size());
       }
-      return report(token.protocol, *program, out);
+      const int code = report(token.protocol, *program, out);
+      if (out.verdict != Verdict::diverged &&
+          !replay_visuals.write(*program, token.schedule,
+                                fmt::format("{} {} (replay)", token.protocol, shape_line(program->options())),
+                                encode_token(token)))
+        return kExitUsage;
+      return code;
     }
   } catch (const ShapeError& e) {
     return usage_error(e.what());

@@ -395,6 +395,13 @@ auto Runtime::perform(F&& f) {
 void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misuse) {
   if (over_) return;
   over_ = true;
+  // The step that failed did not get to record itself: record it, marked.
+  if (limits_.record_trace && last_agent_ != kNoAgent && v != Verdict::completed && v != Verdict::pruned &&
+      (trace_.empty() || trace_.back().step != steps_)) {
+    const Agent& a = agents_[last_agent_];
+    trace_.push_back({steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "",
+                      describe_op(a) + "  (fails here: " + to_string(v) + ")"});
+  }
   outcome_.verdict = v;
   outcome_.message = std::move(message);
   outcome_.misuse = misuse;
