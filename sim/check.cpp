@@ -108,6 +108,7 @@ CheckResult check_program(Program& program, const CheckOptions& options) {
   eo.time_limit_s = options.time_limit_s;
   eo.max_steps = options.max_steps;
   eo.preemption_bound = options.strategy == CheckStrategy::bounded ? options.preemptions : -1;
+  eo.progress = options.progress;
   ExploreResult er = explore(program, eo);
   CheckResult result;
   result.stats = er.stats;

@@ -27,6 +27,7 @@ struct CheckOptions {
   double time_limit_s = 0;           // 0: no limit
   std::uint64_t max_steps = 1'000'000;
   std::size_t timeline_lines = 40;   // counterexample timeline length
+  std::function<void(const ExploreStats&, double covered)> progress;  // see ExploreOptions
 };
 
 enum class CheckVerdict : std::uint8_t { verified, bug, incomplete };

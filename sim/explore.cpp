@@ -362,6 +362,17 @@ class DporSearch final : public Strategy, public StepObserver {
     return key;
   }
 
+  // The share of the tree explored, treating every node's alternatives as equal subtrees.
+  double covered() const {
+    double share = 0, weight = 1;
+    for (const DporNode& n : nodes) {
+      const double alternatives = static_cast<double>(std::max<std::size_t>(n.backtrack.size(), 1));
+      share += weight * static_cast<double>(n.done.size()) / alternatives;
+      weight /= alternatives;
+    }
+    return std::min(share, 1.0);
+  }
+
   // Picks the next alternative; false when the search is complete.
   bool advance() {
     while (!nodes.empty()) {
@@ -590,7 +601,13 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   dpor.bound = options.preemption_bound;
   DporSearch classifier;  // brute force: only its events and clocks, no search state
   std::unordered_set<std::string> classes;
+  auto last_progress = start;
   for (;;) {
+    if (options.progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 0.5) {
+      last_progress = Clock::now();
+      result.stats.seconds = seconds_since(start);
+      options.progress(result.stats, options.kind == SearchKind::dpor ? dpor.covered() : 0.0);
+    }
     Outcome out = options.kind == SearchKind::dpor
                       ? rt.execute(program, dpor, limits, &dpor)
                       : rt.execute(program, brute, limits, options.count_classes ? &classifier : nullptr);

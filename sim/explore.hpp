@@ -20,18 +20,6 @@ namespace mbcheck::sim {
 
 enum class SearchKind : std::uint8_t { brute_force, dpor };
 
-struct ExploreOptions {
-  SearchKind kind = SearchKind::dpor;
-  std::uint64_t max_executions = 0;  // 0: no limit
-  double time_limit_s = 0;           // 0: no limit
-  std::uint64_t max_steps = 1'000'000;  // per execution
-  bool stop_at_first_bug = true;
-  bool count_classes = false;  // brute_force: also count distinct equivalence classes
-  int preemption_bound = -1;   // dpor: skip schedules with more preemptions (-1: none)
-  // Which bugs count (default: all). Executions with other bugs are passed over.
-  std::function<bool(const Outcome&)> wanted_bug;
-};
-
 struct ExploreStats {
   std::uint64_t executions = 0;  // complete executions explored (one per class for dpor)
   std::uint64_t blocked = 0;     // executions that ended in deadlock or livelock
@@ -43,6 +31,22 @@ struct ExploreStats {
   double seconds = 0;
   bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
 };
+
+struct ExploreOptions {
+  SearchKind kind = SearchKind::dpor;
+  std::uint64_t max_executions = 0;  // 0: no limit
+  double time_limit_s = 0;           // 0: no limit
+  std::uint64_t max_steps = 1'000'000;  // per execution
+  bool stop_at_first_bug = true;
+  bool count_classes = false;  // brute_force: also count distinct equivalence classes
+  int preemption_bound = -1;   // dpor: skip schedules with more preemptions (-1: none)
+  // Which bugs count (default: all). Executions with other bugs are passed over.
+  std::function<bool(const Outcome&)> wanted_bug;
+  // Called about twice a second with the statistics so far and (dpor) an estimate of the
+  // share of the search tree covered, in [0, 1].
+  std::function<void(const ExploreStats&, double covered)> progress;
+};
+
 
 struct ExploreResult {
   ExploreStats stats;

@@ -133,7 +133,13 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
   std::atomic<std::uint64_t> first_bug{~std::uint64_t{0}};
   std::mutex mu;
   std::map<std::uint64_t, Outcome> bugs;
+  std::atomic<unsigned> active{0};
   auto worker = [&](Program* program) {
+    struct Active {
+      std::atomic<unsigned>& n;
+      explicit Active(std::atomic<unsigned>& c) : n(c) {}
+      ~Active() { --n; }
+    } active_guard(active);
     Runtime rt;
     RunLimits limits;
     limits.max_steps = options.max_steps;
@@ -167,11 +173,26 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
   const unsigned jobs = std::max(1u, options.jobs);
   std::vector<std::unique_ptr<Program>> programs;
   std::vector<std::thread> threads;
+  active = jobs;
   for (unsigned j = 1; j < jobs; ++j) {
     programs.push_back(make_program());
     threads.emplace_back(worker, programs.back().get());
   }
-  worker(main_program.get());
+  if (options.progress) {
+    // Every job runs on a thread of its own; this thread reports progress until they end.
+    programs.push_back(make_program());
+    threads.emplace_back(worker, programs.back().get());
+    auto last = Clock::now();
+    while (active.load() > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (std::chrono::duration<double>(Clock::now() - last).count() >= 0.5) {
+        last = Clock::now();
+        options.progress(runs.load(), transitions.load(), std::chrono::duration<double>(last - start).count());
+      }
+    }
+  } else {
+    worker(main_program.get());
+  }
   for (auto& t : threads) t.join();
 
   result.runs = runs.load();

@@ -24,6 +24,7 @@ struct FuzzOptions {
   std::uint64_t max_steps = 1'000'000;
   bool shrink = true;            // shrink the failing schedule (fewest preemptions first)
   std::size_t timeline_lines = 40;
+  std::function<void(std::uint64_t runs, std::uint64_t transitions, double seconds)> progress;  // ~2 per second
 };
 
 struct FuzzResult {

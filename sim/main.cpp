@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -74,6 +76,22 @@ int report(const std::string& protocol, BundledProgram& program, const Outcome& 
   return out.verdict == Verdict::completed ? kExitOk : kExitBug;
 }
 
+// A progress line on stderr, rewritten in place: only on a terminal, only after a second.
+struct Progress {
+  bool enabled = false;
+  bool shown = false;
+  void line(double seconds, const std::string& text) {
+    if (!enabled || seconds < 1.0) return;
+    fmt::print(stderr, "\r\033[K{}", text);
+    std::fflush(stderr);
+    shown = true;
+  }
+  void clear() {
+    if (shown) fmt::print(stderr, "\r\033[K");
+    shown = false;
+  }
+};
+
 // --html / --trace: files of pictures of one execution.
 struct VisualFiles {
   std::string html, trace;
@@ -130,6 +148,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   check->add_flag("--keep-original", keep_original, "random/pct: also print the unshrunk counterexample");
   check->add_flag("--no-shrink", no_shrink, "random/pct: print the failing run's own schedule");
+  bool quiet = false;
+  check->add_flag("--quiet", quiet, "no progress line on stderr");
   check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
@@ -200,7 +220,14 @@ int main(int argc, char** argv) {
                    fuzz_opts.kind == FuzzKind::pct ? fmt::format(" depth={}", fuzz_opts.depth) : "", fuzz_opts.runs,
                    fuzz_opts.seed, fuzz_opts.jobs);
       std::fflush(stdout);
+      Progress progress;
+      progress.enabled = !quiet && !json && isatty(STDERR_FILENO);
+      if (progress.enabled)
+        fuzz_opts.progress = [&](std::uint64_t runs, std::uint64_t transitions, double secs) {
+          progress.line(secs, fmt::format("{} runs ({:.0f}/s), {} transitions, {:.0f} s", runs, runs / secs, transitions, secs));
+        };
       FuzzResult r = fuzz([&] { return std::unique_ptr<Program>(make_protocol(check_protocol, given)); }, fuzz_opts);
+      progress.clear();
       std::string token, original_token;
       if (r.counterexample) token = encode_token({check_protocol, program->options(), r.counterexample->schedule});
       if (r.original) original_token = encode_token({check_protocol, program->options(), r.original->schedule});
@@ -229,6 +256,8 @@ int main(int argc, char** argv) {
           j["timeline"] = r.counterexample->timeline;
           j["preemptions"] = r.shrunk_preemptions;
           j["original_preemptions"] = r.original_preemptions;
+          j["counterexample"] =
+              nlohmann::json::parse(counterexample_json(visual_input(*program, r.counterexample->schedule, "", token)));
           if (keep_original) j["original_replay"] = original_token;
         }
         fmt::print("{}\n", j.dump(2));
@@ -270,7 +299,16 @@ int main(int argc, char** argv) {
         fmt::print("mbcheck check {}  {}  strategy={}{}\n", check_protocol, shape_line(program->options()), strategy_name,
                    strategy_name == "bounded" ? fmt::format(" preemptions={}", check_opts.preemptions) : "");
       std::fflush(stdout);
+      Progress progress;
+      progress.enabled = !quiet && !json && isatty(STDERR_FILENO);
+      if (progress.enabled)
+        check_opts.progress = [&](const ExploreStats& s, double covered) {
+          progress.line(s.seconds, fmt::format("{} executions ({:.0f}/s), {} redundant, {:.0f} s, ~{:.1f}% of the tree",
+                                               s.executions, s.executions / s.seconds, s.redundant, s.seconds,
+                                               100 * covered));
+        };
       CheckResult result = check_program(*program, check_opts);
+      progress.clear();
       std::string token;
       if (result.counterexample)
         token = encode_token({check_protocol, program->options(), result.counterexample->schedule});
@@ -299,6 +337,7 @@ int main(int argc, char** argv) {
           if (c->misuse) j["misuse"] = std::string(to_string(*c->misuse));
           j["steps"] = c->steps;
           j["timeline"] = c->timeline;
+          j["counterexample"] = nlohmann::json::parse(counterexample_json(visual_input(*program, c->schedule, "", token)));
         }
         fmt::print("{}\n", j.dump(2));
       } else {

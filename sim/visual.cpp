@@ -35,6 +35,16 @@ nlohmann::json steps_json(const VisualInput& in) {
 }
 }  // namespace
 
+std::string counterexample_json(const VisualInput& in) {
+  std::map<AgentId, std::string> threads;
+  for (const auto& t : in.trace) threads.emplace(t.agent, t.who);
+  nlohmann::json agents = nlohmann::json::array();
+  for (const auto& [id, who] : threads) agents.push_back({{"agent", id}, {"who", who}});
+  nlohmann::json j = {{"kind", in.verdict}, {"cause", in.cause},       {"details", in.details},
+                      {"culprits", in.culprits}, {"agents", agents},  {"steps", steps_json(in)}};
+  return j.dump();
+}
+
 std::string chrome_trace_json(const VisualInput& in) {
   // One track per agent; each step is a 1 us slice at time = step number.
   nlohmann::json events = nlohmann::json::array();

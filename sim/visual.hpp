@@ -25,6 +25,8 @@ VisualInput visual_input(Program& program, const std::vector<AgentId>& schedule,
                          const std::string& replay_token);
 
 std::string chrome_trace_json(const VisualInput& in);
+// The counterexample as --json reports it (schema in README "JSON output").
+std::string counterexample_json(const VisualInput& in);
 std::string html_timeline(const VisualInput& in);
 
 }  // namespace mbcheck::sim
