@@ -259,6 +259,8 @@ void Runtime::announce(Agent& a) {
   }
   if (is_enabled_now(a)) {
     add_enabled(a);
+    if (a.op.kind == OpKind::wait && (!a.op.bar->is_live() || a.op.arg >= a.op.bar->phase))
+      info(*a.op.bar).fragile_waits.push_back(a.id);
     return;
   }
   a.state = Agent::State::blocked;
@@ -273,14 +275,17 @@ void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
   if (!phase_completed) return;
   // A new phase (or init) can also disable an enabled wait: one announced on uninitialised
   // memory, or one for a phase ahead of the barrier that has now become the current phase.
-  for (std::size_t i = 0; i < enabled_.size();) {
-    Agent& w = agents_[enabled_[i]];
-    if (w.op.kind == OpKind::wait && w.op.bar == &bar && !is_enabled_now(w)) {
+  std::vector<AgentId> fragile;
+  fragile.swap(bi.fragile_waits);
+  for (AgentId id : fragile) {
+    Agent& w = agents_[id];
+    if (w.enabled_pos == ~0u || w.op.kind != OpKind::wait || w.op.bar != &bar) continue;  // it has moved on
+    if (!is_enabled_now(w)) {
       remove_enabled(w);
       w.state = Agent::State::blocked;
       bi.waiters.push_back(w.id);
-    } else {
-      ++i;
+    } else if (!bar.is_live() || w.op.arg >= bar.phase) {
+      bi.fragile_waits.push_back(id);
     }
   }
   auto keep = bi.waiters.begin();

@@ -239,6 +239,9 @@ class Runtime {
     std::string name;
     std::vector<AgentId> waiters;       // blocked waits: re-checked when a phase completes
     std::vector<AgentId> spin_waiters;  // blocked spins: re-checked on any change
+    // Enabled waits whose phase has not completed (announced on uninitialised memory, or
+    // for a phase ahead of the barrier): a new phase can disable them.
+    std::vector<AgentId> fragile_waits;
   };
   struct CtaInfo {
     std::vector<unsigned char> smem;
