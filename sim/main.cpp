@@ -76,6 +76,28 @@ int report(const std::string& protocol, BundledProgram& program, const Outcome& 
   return out.verdict == Verdict::completed ? kExitOk : kExitBug;
 }
 
+// The fields --json shares between every strategy: what was checked, the verdict, and the
+// counterexample (schema in README "Pictures and JSON").
+nlohmann::json result_json(const std::string& protocol, BundledProgram& program, const std::string& strategy,
+                           CheckVerdict verdict, const std::optional<Counterexample>& cex, const std::string& token) {
+  nlohmann::json j;
+  j["protocol"] = protocol;
+  j["options"] = program.options();
+  j["strategy"] = strategy;
+  j["verdict"] = to_string(verdict);
+  j["kind"] = cex ? nlohmann::json(to_string(cex->kind)) : nlohmann::json();
+  j["replay"] = token.empty() ? nlohmann::json() : nlohmann::json(token);
+  if (cex) {
+    j["cause"] = cex->cause;
+    j["details"] = cex->details;
+    if (cex->misuse) j["misuse"] = std::string(to_string(*cex->misuse));
+    j["steps"] = cex->steps;
+    j["timeline"] = cex->timeline;
+    j["counterexample"] = nlohmann::json::parse(counterexample_json(visual_input(program, cex->schedule, "", token)));
+  }
+  return j;
+}
+
 // A progress line on stderr, rewritten in place: only on a terminal, only after a second.
 struct Progress {
   bool enabled = false;
@@ -233,12 +255,7 @@ int main(int argc, char** argv) {
       if (r.original) original_token = encode_token({check_protocol, program->options(), r.original->schedule});
       const std::string what = fuzz_opts.kind == FuzzKind::pct ? "PCT" : "random";
       if (json) {
-        nlohmann::json j;
-        j["protocol"] = check_protocol;
-        j["options"] = program->options();
-        j["strategy"] = strategy_name;
-        j["verdict"] = to_string(r.verdict);
-        j["kind"] = r.counterexample ? nlohmann::json(to_string(r.counterexample->kind)) : nlohmann::json();
+        nlohmann::json j = result_json(check_protocol, *program, strategy_name, r.verdict, r.counterexample, token);
         j["runs"] = r.runs;
         j["executions"] = r.runs;
         j["transitions"] = r.transitions;
@@ -248,16 +265,10 @@ int main(int argc, char** argv) {
           j["depth"] = fuzz_opts.depth;
           j["pct_bound"] = r.pct_bound;
         }
-        j["replay"] = token.empty() ? nlohmann::json() : nlohmann::json(token);
         if (r.counterexample) {
           j["bug_run"] = *r.bug_run;
-          j["cause"] = r.counterexample->cause;
-          j["details"] = r.counterexample->details;
-          j["timeline"] = r.counterexample->timeline;
           j["preemptions"] = r.shrunk_preemptions;
           j["original_preemptions"] = r.original_preemptions;
-          j["counterexample"] =
-              nlohmann::json::parse(counterexample_json(visual_input(*program, r.counterexample->schedule, "", token)));
           if (keep_original) j["original_replay"] = original_token;
         }
         fmt::print("{}\n", j.dump(2));
@@ -313,13 +324,9 @@ int main(int argc, char** argv) {
       if (result.counterexample)
         token = encode_token({check_protocol, program->options(), result.counterexample->schedule});
       if (json) {
-        nlohmann::json j;
         const ExploreStats& s = result.stats;
-        j["protocol"] = check_protocol;
-        j["options"] = program->options();
-        j["strategy"] = strategy_name;
-        j["verdict"] = to_string(result.verdict);
-        j["kind"] = result.counterexample ? nlohmann::json(to_string(result.counterexample->kind)) : nlohmann::json();
+        nlohmann::json j =
+            result_json(check_protocol, *program, strategy_name, result.verdict, result.counterexample, token);
         j["executions"] = s.executions;
         j["blocked"] = s.blocked;
         j["redundant"] = s.redundant;
@@ -329,15 +336,6 @@ int main(int argc, char** argv) {
         if (result.preemption_bound >= 0) {
           j["preemption_bound"] = result.preemption_bound;
           j["beyond_bound"] = s.bound_cut;
-        }
-        j["replay"] = token.empty() ? nlohmann::json() : nlohmann::json(token);
-        if (const auto& c = result.counterexample) {
-          j["cause"] = c->cause;
-          j["details"] = c->details;
-          if (c->misuse) j["misuse"] = std::string(to_string(*c->misuse));
-          j["steps"] = c->steps;
-          j["timeline"] = c->timeline;
-          j["counterexample"] = nlohmann::json::parse(counterexample_json(visual_input(*program, c->schedule, "", token)));
         }
         fmt::print("{}\n", j.dump(2));
       } else {
