@@ -5,6 +5,7 @@
 // waits .acquire.cta, expect_tx/complete_tx .relaxed.cta (docs/mbarrier-semantics.md).
 #pragma once
 
+#include <cuda/atomic>
 #include <cuda/ptx>
 
 #include <cstdint>
@@ -148,6 +149,25 @@ struct DevicePlatform {
                                                         Barrier& b) {
     cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, gmem, bytes, &b.word);
   }
+  // --- plain atomics (relaxed, device scope: the words may be global) --------------------------
+  using AtomicRef = cuda::atomic_ref<std::int64_t, cuda::thread_scope_device>;
+  __device__ static std::int64_t atomic_load(std::int64_t* p) { return AtomicRef(*p).load(cuda::memory_order_relaxed); }
+  __device__ static void atomic_store(std::int64_t* p, std::int64_t v) { AtomicRef(*p).store(v, cuda::memory_order_relaxed); }
+  __device__ static std::int64_t atomic_fetch_add(std::int64_t* p, std::int64_t v) {
+    return AtomicRef(*p).fetch_add(v, cuda::memory_order_relaxed);
+  }
+  __device__ static std::int64_t atomic_cas(std::int64_t* p, std::int64_t expected, std::int64_t desired) {
+    AtomicRef(*p).compare_exchange_strong(expected, desired, cuda::memory_order_relaxed);
+    return expected;  // the old value, whether or not it stored
+  }
+
+  // cp.async.bulk.global.shared::cta.bulk_group: a TMA store of shared memory to global.
+  __device__ static void cp_async_bulk_shared_to_global(void* gmem, const void* smem, std::uint32_t bytes) {
+    cuda::ptx::cp_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, gmem, smem, bytes);
+  }
+  __device__ static void cp_async_bulk_commit_group() { cuda::ptx::cp_async_bulk_commit_group(); }
+  // cp.async.bulk.wait_group.read 0: the committed stores of this thread have read their source.
+  __device__ static void cp_async_bulk_wait_group_read0() { cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{}); }
   __device__ static void fence_proxy_async_shared_cta() { cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); }
   __device__ static void sync_threads() { __syncthreads(); }
 

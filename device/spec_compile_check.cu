@@ -2,7 +2,9 @@
 // device/ that nvcc rejects fails the default build. The kernels are valid programs (so
 // they can become tests later), but nothing launches them yet.
 #include "device/platform.cuh"
+#include "spec/classics.hpp"
 #include "spec/kernels/residual_add.hpp"
+#include "spec/kernels/tma_store.hpp"
 #include "spec/pipeline.hpp"
 
 namespace mbcheck::dev::compile_check {
@@ -22,6 +24,16 @@ template __global__ void residual_add<1>(ResidualAddParams);
 template __global__ void residual_add<2>(ResidualAddParams);
 template __global__ void residual_add<3>(ResidualAddParams);
 template __global__ void residual_add<4>(ResidualAddParams);
+
+// The TMA-store epilogue (ordinary stores to smem, fence.proxy.async, bulk store to global).
+__global__ void tma_store(TmaStoreParams p) { tma_store_kernel<P>(p); }
+
+// The classic DPOR benchmarks, over the Platform's plain atomics.
+__global__ void classics(std::int64_t* words, std::uint32_t n) {
+  readers_thread<P>(words);
+  lastzero_thread<P>(words, n);
+  ordering_bug_thread<P>(words, words + 1, n);
+}
 
 // The pipeline paths residual_add does not use: the producer takes its stage through
 // produce(), acquire_producer() and the manual wait_consumer/producer_mbar/producer_step in

@@ -37,9 +37,15 @@ struct HostPlatform {
   static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b) {
     rt().bulk_copy(smem, gmem, bytes, b);
   }
-  // Orders this thread's generic-proxy writes before later async-proxy reads; the emulator
-  // has one memory, so there is nothing to do until accesses are tracked for races.
-  static void fence_proxy_async_shared_cta() {}
+  // cp.async.bulk.global.shared::cta.bulk_group: a TMA store of `bytes` from smem.
+  static void cp_async_bulk_shared_to_global(void* gmem, const void* smem, std::uint32_t bytes) {
+    rt().bulk_store(gmem, smem, bytes);
+  }
+  static void cp_async_bulk_commit_group() { rt().bulk_commit_group(); }
+  // cp.async.bulk.wait_group.read 0: every committed store of this thread has read its source.
+  static void cp_async_bulk_wait_group_read0() { rt().bulk_wait_read(); }
+  // This thread's ordinary stores so far become visible to the async proxy (race detector).
+  static void fence_proxy_async_shared_cta() { rt().fence_proxy_async(); }
   static void sync_threads() { rt().block_sync(); }
 
   // thread identity

@@ -10,6 +10,7 @@
 #include "sim/host_platform.hpp"
 #include "spec/classics.hpp"
 #include "spec/kernels/residual_add.hpp"
+#include "spec/kernels/tma_store.hpp"
 
 namespace mbcheck::sim {
 
@@ -269,15 +270,76 @@ class ClassicProgram final : public BundledProgram {
   std::map<std::string, std::string> options_;
 };
 
+// --- tma-store: ordinary stores to shared memory, then a bulk store to global ----------
+
+const ProtocolInfo kTmaStore{
+    "tma-store",
+    "TMA-store epilogue: threads fill a shared tile, one thread bulk-stores it, the tile is reused next round",
+    {{"warps", "2", "warps in the CTA"},
+     {"threads-per-warp", "32", "threads per warp"},
+     {"tile-elems", "256", "floats per tile (multiple of 4)"},
+     {"rounds", "2", "tiles written through the one shared buffer"},
+     {"mutation", "none", "a deliberate protocol bug (see the mutation list)"}},
+    {"missing-proxy-fence", "skip-read-wait"},
+};
+
+class TmaStoreProgram final : public BundledProgram {
+ public:
+  explicit TmaStoreProgram(const std::map<std::string, std::string>& given) {
+    OptionReader r(kTmaStore, given);
+    const auto warps = static_cast<std::uint32_t>(r.integer("warps", 1, 32));
+    shape_.warp_size = static_cast<std::uint32_t>(r.integer("threads-per-warp", 1, 32));
+    params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 16384));
+    params_.rounds = static_cast<std::uint32_t>(r.integer("rounds", 1, 64));
+    const std::string mutation = r.choice("mutation", {"none", "missing-proxy-fence", "skip-read-wait"});
+    if (mutation == "missing-proxy-fence") params_.mutation = TmaStoreMutation::missing_proxy_fence;
+    if (mutation == "skip-read-wait") params_.mutation = TmaStoreMutation::skip_read_wait;
+    if (params_.tile_elems % 4 != 0)
+      throw ShapeError(fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes", params_.tile_elems));
+    shape_.threads_per_cta = warps * shape_.warp_size;
+    if (shape_.threads_per_cta > 1024)
+      throw ShapeError(fmt::format("{} threads per CTA: a CTA has at most 1024 threads", shape_.threads_per_cta));
+    shape_.smem_bytes = params_.tile_elems * sizeof(float);
+    out_ = std::make_unique<FloatBuffer>(std::size_t{params_.rounds} * params_.tile_elems);
+    params_.out = out_->data();
+    options_ = r.values();
+  }
+  LaunchShape shape() const override { return shape_; }
+  void reset() override {
+    std::memset(out_->data(), 0xff, std::size_t{params_.rounds} * params_.tile_elems * sizeof(float));
+  }
+  void thread_main() override { tma_store_kernel<HostPlatform>(params_); }
+  std::optional<std::string> check_result() override {
+    for (std::uint32_t r = 0; r < params_.rounds; ++r)
+      for (std::uint32_t i = 0; i < params_.tile_elems; ++i) {
+        const float got = out_->data()[r * params_.tile_elems + i];
+        if (std::memcmp(&got, &(const float&)tma_store_value(r, i), sizeof(float)) != 0)
+          return fmt::format("out[{}] of round {} = {}, expected {}", i, r, got, tma_store_value(r, i));
+      }
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> options() const override { return options_; }
+  std::string result_summary() const override {
+    return fmt::format("all {} tiles reached global memory intact", params_.rounds);
+  }
+
+ private:
+  TmaStoreParams params_;
+  LaunchShape shape_;
+  std::unique_ptr<FloatBuffer> out_;
+  std::map<std::string, std::string> options_;
+};
+
 }  // namespace
 
 const std::vector<ProtocolInfo>& bundled_protocols() {
-  static const std::vector<ProtocolInfo> all{kEpiLoad, kReaders, kLastzero, kOrderingBug};
+  static const std::vector<ProtocolInfo> all{kEpiLoad, kTmaStore, kReaders, kLastzero, kOrderingBug};
   return all;
 }
 
 std::unique_ptr<BundledProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options) {
   if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
+  if (name == kTmaStore.name) return std::make_unique<TmaStoreProgram>(options);
   if (name == kReaders.name) return std::make_unique<ClassicProgram>(kReaders, options);
   if (name == kLastzero.name) return std::make_unique<ClassicProgram>(kLastzero, options);
   if (name == kOrderingBug.name) return std::make_unique<ClassicProgram>(kOrderingBug, options);

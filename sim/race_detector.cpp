@@ -20,6 +20,8 @@ void RaceDetector::reset(std::size_t agents) {
   }
   for (Released& r : released_) r = Released{};
   shared_reads_.clear();
+  fenced_.assign(agents, 0);
+  stores_read_.assign(agents, {});
   ++generation_;  // every shadow word of the last execution is now stale
 }
 
@@ -70,6 +72,21 @@ void RaceDetector::join_all(const std::vector<AgentId>& agents) {
   }
 }
 
+void RaceDetector::fence_async(AgentId a) {
+  if (fenced_.size() <= a) fenced_.resize(a + 1, 0);
+  fenced_[a] = clocks_[a][a];
+  ++clocks_[a][a];  // writes after the fence are not covered by it
+}
+
+void RaceDetector::store_read(AgentId store, AgentId issuer) {
+  if (stores_read_.size() <= issuer) stores_read_.resize(issuer + 1);
+  join(stores_read_[issuer], clocks_[store]);
+}
+
+void RaceDetector::acquire_stores(AgentId issuer) {
+  if (issuer < stores_read_.size()) join(clocks_[issuer], stores_read_[issuer]);
+}
+
 RaceDetector::Page& RaceDetector::page(std::uintptr_t page_index) {
   if (page_index != cached_page_) {
     auto& slot = pages_[page_index];
@@ -80,10 +97,11 @@ RaceDetector::Page& RaceDetector::page(std::uintptr_t page_index) {
   return *cached_;
 }
 
-std::optional<RaceDetector::Race> RaceDetector::access(AgentId a, const void* addr, std::size_t bytes, bool write) {
+std::optional<RaceDetector::Race> RaceDetector::access(AgentId a, const void* addr, std::size_t bytes, bool write,
+                                                       bool async) {
   const auto begin = reinterpret_cast<std::uintptr_t>(addr) / 4;
   const auto end = (reinterpret_cast<std::uintptr_t>(addr) + bytes + 3) / 4;
-  const Epoch now{a, clocks_[a][a], step_[a]};
+  const Epoch now{a, clocks_[a][a], step_[a], async};
   std::optional<Race> found;
   auto report = [&](const Epoch& e, bool e_writes, std::uintptr_t w) {
     if (!found) found = Race{e.agent, a, e_writes, write, e.step, now.step, reinterpret_cast<const void*>(w * 4)};
@@ -94,6 +112,12 @@ std::optional<RaceDetector::Race> RaceDetector::access(AgentId a, const void* ad
     Word& s = pg->words[w % kPageWords];
     if (s.generation != generation_) s = Word{generation_, {}, {}, 0};
     if (s.write.agent != a && !ordered(s.write, a)) report(s.write, true, w);
+    // The async proxy reading what a thread stored: that thread must have fenced since.
+    if (async && !write && s.write.agent != ~0u && !s.write.async && !found &&
+        (s.write.agent >= fenced_.size() || fenced_[s.write.agent] < s.write.clock)) {
+      report(s.write, true, w);
+      found->missing_fence = true;
+    }
     if (write) {
       if (s.read.agent != a && !ordered(s.read, a)) report(s.read, false, w);
       if (s.more_reads)

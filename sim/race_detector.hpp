@@ -6,7 +6,8 @@
 // a bulk copy's issue -> its landing (the async proxy's write of the stage); sync_threads.
 // Accesses are the Platform's load/store (4-byte words) and the bytes a copy lands. Two
 // accesses to one word, at least one a write, from agents not ordered by happens-before
-// are a race.
+// are a race. The async proxy (bulk copies and stores) also needs, for reading a word that
+// a thread wrote with an ordinary store, that thread's fence.proxy.async after the write.
 #pragma once
 
 #include <climits>
@@ -29,6 +30,7 @@ class RaceDetector {
     bool first_writes = false, second_writes = false;
     std::uint32_t first_step = 0, second_step = 0;
     const void* address = nullptr;
+    bool missing_fence = false;  // ordered, but the writer never ran fence.proxy.async after it
   };
 
   void reset(std::size_t agents);
@@ -37,8 +39,12 @@ class RaceDetector {
   void release(AgentId a, std::uint32_t barrier, std::int64_t phase);
   void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase);
   void join_all(const std::vector<AgentId>& agents);  // sync_threads
-  // Records an access; returns the first race it completes.
-  std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write);
+  void fence_async(AgentId a);                        // fence.proxy.async by a
+  void store_read(AgentId store, AgentId issuer);     // a bulk store finished reading smem
+  void acquire_stores(AgentId issuer);                // wait_group.read: its stores' reads done
+  // Records an access (`async`: by the async proxy, i.e. a bulk copy or store); returns the
+  // first race it completes.
+  std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write, bool async = false);
 
  private:
   using VClock = std::vector<std::uint32_t>;
@@ -46,6 +52,7 @@ class RaceDetector {
     AgentId agent = ~0u;  // ~0u: none
     std::uint32_t clock = 0;
     std::uint32_t step = 0;
+    bool async = false;  // made by the async proxy
   };
   // Shadow state of one 4-byte word. Valid only when `generation` is the current one, so
   // a new execution starts clean without clearing memory.
@@ -78,6 +85,8 @@ class RaceDetector {
   Page* cached_ = nullptr;
   std::uint32_t generation_ = 0;
   std::vector<std::vector<Epoch>> shared_reads_;
+  std::vector<std::uint32_t> fenced_;  // per agent: its generic writes up to this epoch are fenced
+  std::vector<VClock> stores_read_;   // per issuing thread: join of its finished bulk stores
 };
 
 }  // namespace mbcheck::sim

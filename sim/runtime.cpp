@@ -30,6 +30,9 @@ const char* to_string(OpKind kind) {
     case OpKind::try_wait: return "try_wait";
     case OpKind::bulk_copy: return "cp.async.bulk";
     case OpKind::copy_land: return "copy lands";
+    case OpKind::bulk_store: return "cp.async.bulk store";
+    case OpKind::store_land: return "store reads smem";
+    case OpKind::bulk_wait_read: return "cp.async.bulk.wait_group.read";
     case OpKind::block_sync: return "sync_threads";
     case OpKind::atomic_load: return "atomic load";
     case OpKind::atomic_store: return "atomic store";
@@ -181,6 +184,10 @@ std::string Runtime::describe_op(const Agent& a) const {
                          bar, op.arg, op.arg & 1);
     case OpKind::bulk_copy: return fmt::format("cp.async.bulk {} B -> {}", op.arg, bar);
     case OpKind::copy_land: return fmt::format("lands {} B ({}/{}) -> complete_tx {}", op.arg, a.copied + op.arg, a.total, bar);
+    case OpKind::bulk_store: return fmt::format("cp.async.bulk store {} B smem -> global", op.arg);
+    case OpKind::store_land: return fmt::format("store reads {} B of smem, writes global", op.arg);
+    case OpKind::bulk_wait_read:
+      return fmt::format("cp.async.bulk.wait_group.read 0 ({} stores still reading)", a.committed_stores);
     case OpKind::atomic_load: return fmt::format("atomic load [{}]", op.addr);
     case OpKind::atomic_store: return fmt::format("atomic store [{}] = {}", op.addr, op.arg);
     case OpKind::atomic_fetch_add: return fmt::format("atomic fetch_add [{}] += {}", op.addr, op.arg);
@@ -241,6 +248,7 @@ bool Runtime::is_enabled_now(const Agent& a) const {
     case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
     case OpKind::test_wait:
     case OpKind::try_wait: return !a.spinning || a.op.bar->version != a.poll_version;
+    case OpKind::bulk_wait_read: return a.committed_stores == 0;
     default: return true;
   }
 }
@@ -264,6 +272,7 @@ void Runtime::announce(Agent& a) {
     return;
   }
   a.state = Agent::State::blocked;
+  if (a.op.kind == OpKind::bulk_wait_read) return;  // its stores' landings enable it
   BarrierInfo& bi = info(*a.op.bar);
   (a.spinning ? bi.spin_waiters : bi.waiters).push_back(a.id);
 }
@@ -341,7 +350,10 @@ boost::fibers::context* Runtime::decide() {
     races_.tick(pick, steps_);
     last_agent_ = pick;
     if (a.kind == Agent::Kind::copy) {
-      land_copy_piece(a);
+      if (a.op.kind == OpKind::store_land)
+        land_store(a);
+      else
+        land_copy_piece(a);
       continue;
     }
     a.state = Agent::State::running;
@@ -497,8 +509,8 @@ void Runtime::fiber_main(AgentId id) {
 
 void Runtime::land_copy_piece(Agent& c) {
   const auto n = static_cast<std::uint32_t>(c.op.arg);
-  auto race = races_.access(c.id, c.src + c.copied, n, false);
-  if (!race) race = races_.access(c.id, c.dst + c.copied, n, true);
+  auto race = races_.access(c.id, c.src + c.copied, n, false, true);
+  if (!race) race = races_.access(c.id, c.dst + c.copied, n, true, true);
   if (race) {
     end_race(*race);
     return;
@@ -555,6 +567,77 @@ void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t byte
   races_.add_agent(c.id, issuer.id);
   add_enabled(agents_.back());
   observe({issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id});
+}
+
+void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes) {
+  if (!schedule_point({OpKind::bulk_store, nullptr, bytes})) return;
+  perform([&] {
+    auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
+    if (bytes == 0 || bytes % 16 != 0 || misaligned(gmem_dst) || misaligned(smem_src))
+      throw MisuseError(MisuseKind::tma_misaligned,
+                        fmt::format("cp.async.bulk store of {} B: size and both addresses must be non-zero multiples of 16", bytes));
+  });
+  Agent& issuer = *current_;
+  record(issuer, nullptr);
+  Agent c;
+  c.id = static_cast<AgentId>(agents_.size());
+  c.kind = Agent::Kind::copy;
+  c.cta = issuer.cta;
+  c.thread = issuer.thread;
+  c.copy_seq = copies_++;
+  c.thread_agent = issuer.id;
+  c.dst = static_cast<unsigned char*>(gmem_dst);
+  c.src = static_cast<const unsigned char*>(smem_src);
+  c.total = bytes;
+  c.op = {OpKind::store_land, nullptr, bytes};
+  issuer.uncommitted_stores.push_back(c.id);
+  agents_.push_back(c);
+  races_.add_agent(c.id, issuer.id);
+  add_enabled(agents_.back());
+  observe({issuer.id, issuer.op, 0, false, false, 0, false, c.id});
+}
+
+void Runtime::bulk_commit_group() {
+  if (over_ || !current_) return;
+  Agent& a = *current_;
+  for (AgentId id : a.uncommitted_stores) {
+    agents_[id].committed = true;
+    ++a.committed_stores;
+  }
+  a.uncommitted_stores.clear();
+}
+
+void Runtime::bulk_wait_read() {
+  if (!schedule_point({OpKind::bulk_wait_read})) return;
+  races_.acquire_stores(current_->id);
+  record(*current_, nullptr);
+  observe({current_->id, current_->op});
+}
+
+void Runtime::fence_proxy_async() {
+  if (!over_ && current_) races_.fence_async(current_->id);
+}
+
+void Runtime::land_store(Agent& c) {
+  // The async proxy reads shared memory: ordered after the writes (and fenced), then writes
+  // global memory.
+  auto race = races_.access(c.id, c.src, c.total, false, true);
+  if (!race) race = races_.access(c.id, c.dst, c.total, true, true);
+  if (race) {
+    end_race(*race);
+    return;
+  }
+  std::memcpy(c.dst, c.src, c.total);
+  if (limits_.record_trace) record(c, nullptr);
+  observe({c.id, c.op});
+  c.state = Agent::State::finished;
+  Agent& issuer = agents_[c.thread_agent];
+  races_.store_read(c.id, issuer.id);
+  if (c.committed && --issuer.committed_stores == 0 && issuer.op.kind == OpKind::bulk_wait_read &&
+      issuer.state == Agent::State::blocked)
+    add_enabled(issuer);
+  else if (!c.committed)
+    std::erase(issuer.uncommitted_stores, c.id);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -714,6 +797,15 @@ std::string Runtime::describe_address(const void* addr) const {
 
 void Runtime::end_race(const RaceDetector::Race& race) {
   auto what = [](bool writes) { return writes ? "writes" : "reads"; };
+  if (race.missing_fence) {
+    end(Verdict::race,
+        fmt::format("missing fence.proxy.async: {} reads {} with the async proxy (step {}), but {} wrote it with an "
+                    "ordinary store (step {}) and ran no fence.proxy.async after that",
+                    describe_agent(race.second), describe_address(race.address), race.second_step,
+                    describe_agent(race.first), race.first_step));
+    outcome_.culprits = {race.first, race.second};
+    return;
+  }
   end(Verdict::race,
       fmt::format("data race on {}: {} {} it (step {}) and {} {} it (step {}) with no happens-before between them",
                   describe_address(race.address), describe_agent(race.first), what(race.first_writes), race.first_step,

@@ -44,6 +44,9 @@ enum class OpKind : std::uint8_t {
   try_wait,          // may spin; arg = full phase
   bulk_copy,         // cp.async.bulk issue: arg = bytes
   copy_land,         // copy agent: next piece lands, arg = bytes of that piece
+  bulk_store,        // cp.async.bulk global <- shared issue (TMA store): arg = bytes
+  store_land,        // store agent: it reads the shared source and writes global memory
+  bulk_wait_read,    // cp.async.bulk.wait_group.read 0: this thread's committed stores have read
   block_sync,        // __syncthreads
   atomic_load,       // plain atomics on a shared/global word: addr, arg = value stored/added
   atomic_store,
@@ -177,7 +180,12 @@ struct Agent {
   std::uint64_t poll_version = 0;
   std::uint32_t enabled_pos = ~0u;
   boost::fibers::context* ctx = nullptr;
-  // copy agents
+  // bulk stores this thread issued: not yet committed, and committed but not yet read
+  std::vector<AgentId> uncommitted_stores;
+  std::uint32_t committed_stores = 0;
+  // copy agents (and store agents, with `committed` telling whether a wait covers them)
+  bool committed = false;
+  AgentId thread_agent = kNoAgent;  // the thread that issued it
   unsigned char* dst = nullptr;
   const unsigned char* src = nullptr;
   std::uint32_t copied = 0, total = 0, piece = 0;
@@ -226,6 +234,10 @@ class Runtime {
   bool test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token = nullptr);
   std::uint32_t pending_count(const MbarrierToken& token);
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
+  void bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes);  // TMA store
+  void bulk_commit_group();   // not a scheduling point: it only groups this thread's stores
+  void bulk_wait_read();      // blocks until this thread's committed stores have read smem
+  void fence_proxy_async();   // generic-proxy writes so far become visible to the async proxy
   void block_sync();
   std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
   // A load or store of protocol data (not a scheduling point): checked for races.
@@ -269,6 +281,7 @@ class Runtime {
   boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
   void switch_to(boost::fibers::context* ctx);
   void land_copy_piece(Agent& copy);
+  void land_store(Agent& store);
   void thread_finished(Agent& a);
   void end(Verdict v, std::string message, std::optional<MisuseKind> misuse = std::nullopt);
   void end_blocked();

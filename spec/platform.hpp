@@ -26,7 +26,13 @@
 //   P::cp_async_bulk_global_to_shared(void* smem, const void* gmem, uint32_t bytes, Barrier&)
 //                          cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes;
 //                          bytes and both addresses are multiples of 16
-//   P::fence_proxy_async_shared_cta()                           fence.proxy.async.shared::cta
+//   P::cp_async_bulk_shared_to_global(void* gmem, const void* smem, uint32_t bytes)
+//                          cp.async.bulk.global.shared::cta.bulk_group (a TMA store)
+//   P::cp_async_bulk_commit_group()                             cp.async.bulk.commit_group
+//   P::cp_async_bulk_wait_group_read0()                         cp.async.bulk.wait_group.read 0
+//   P::fence_proxy_async_shared_cta()                           fence.proxy.async.shared::cta:
+//                          needed between a thread's ordinary stores to shared memory and
+//                          the async proxy (a TMA store) reading them
 //   P::sync_threads()                                           __syncthreads (bar.sync 0)
 // Thread identity
 //   P::thread_idx(), P::block_dim(), P::block_idx(), P::grid_dim(), P::warp_size(),

@@ -241,3 +241,43 @@ TEST_CASE("the library API checks a user protocol given as a lambda", "[explore]
   CHECK(r.counterexample->kind == Verdict::assertion);
   CHECK(r.counterexample->cause == "lost update: the word is 1");
 }
+
+TEST_CASE("TMA store: stores to shared memory need fence.proxy.async before the bulk store reads them",
+          "[explore][tma-store][async-proxy]") {
+  auto check_tma = [](Opts o) {
+    auto prog = make_protocol("tma-store", o);
+    return check_program(*prog);
+  };
+  CHECK(check_tma({}).verdict == CheckVerdict::verified);
+  CHECK(check_tma({{"warps", "4"}, {"rounds", "3"}, {"tile-elems", "1024"}}).verdict == CheckVerdict::verified);
+
+  CheckResult fence = check_tma({{"mutation", "missing-proxy-fence"}});
+  REQUIRE(fence.counterexample);
+  CHECK(fence.counterexample->kind == Verdict::race);
+  CHECK_THAT(fence.counterexample->cause, Catch::StartsWith("missing fence.proxy.async: copy #0 (from thread 0) reads "
+                                                            "smem+0x0 with the async proxy"));
+
+  CheckResult reuse = check_tma({{"mutation", "skip-read-wait"}});
+  REQUIRE(reuse.counterexample);
+  CHECK(reuse.counterexample->kind == Verdict::race);
+  CHECK_THAT(reuse.counterexample->cause, Catch::Contains("copy #0 (from thread 0) reads it"));
+  // One round: nothing rewrites the tile, so skipping the wait is harmless.
+  CHECK(check_tma({{"mutation", "skip-read-wait"}, {"rounds", "1"}}).verdict == CheckVerdict::verified);
+}
+
+TEST_CASE("TMA store: DPOR's count equals brute force's classes", "[explore][tma-store][optimality]") {
+  Opts o{{"warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"rounds", "2"}};
+  auto run = [&](SearchKind kind) {
+    auto prog = make_protocol("tma-store", o);
+    ExploreOptions eo;
+    eo.kind = kind;
+    eo.stop_at_first_bug = false;
+    eo.count_classes = kind == SearchKind::brute_force;
+    return explore(*prog, eo);
+  };
+  auto brute = run(SearchKind::brute_force);
+  auto dpor = run(SearchKind::dpor);
+  REQUIRE(brute.stats.complete);
+  CHECK(dpor.stats.executions == brute.stats.classes);
+  CHECK_FALSE(dpor.bug);
+}
