@@ -540,60 +540,53 @@ void Runtime::land_copy_piece(Agent& c) {
   add_enabled(c);
 }
 
-void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar) {
-  info(bar);
-  if (!schedule_point({OpKind::bulk_copy, &bar, bytes})) return;
+void Runtime::check_bulk_copy(const char* what, const void* dst, const void* src, std::uint32_t bytes) {
   perform([&] {
     auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-    if (bytes == 0 || bytes % 16 != 0 || misaligned(smem_dst) || misaligned(gmem_src))
+    if (bytes == 0 || bytes % 16 != 0 || misaligned(dst) || misaligned(src))
       throw MisuseError(MisuseKind::tma_misaligned,
-                        fmt::format("cp.async.bulk of {} B: size and both addresses must be non-zero multiples of 16", bytes));
+                        fmt::format("{} of {} B: size and both addresses must be non-zero multiples of 16", what, bytes));
   });
-  Agent& issuer = *current_;
-  record(issuer, &bar);
+}
+
+Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first) {
   Agent c;
   c.id = static_cast<AgentId>(agents_.size());
   c.kind = Agent::Kind::copy;
   c.cta = issuer.cta;
   c.thread = issuer.thread;
+  c.thread_agent = issuer.id;
   c.copy_seq = copies_++;
-  c.dst = static_cast<unsigned char*>(smem_dst);
-  c.src = static_cast<const unsigned char*>(gmem_src);
+  c.dst = static_cast<unsigned char*>(dst);
+  c.src = static_cast<const unsigned char*>(src);
   c.total = bytes;
-  std::uint32_t pieces = std::max<std::uint32_t>(1, shape_.copy_pieces);
-  c.piece = std::max<std::uint32_t>(16, ((bytes + pieces - 1) / pieces + 15) / 16 * 16);
-  c.op = {OpKind::copy_land, &bar, std::min(c.piece, bytes)};
+  c.op = first;
   agents_.push_back(c);
-  races_.add_agent(c.id, issuer.id);
+  races_.add_agent(c.id, issuer.id);  // the copy starts after everything its issuer did
   add_enabled(agents_.back());
+  return agents_.back();
+}
+
+void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar) {
+  info(bar);
+  if (!schedule_point({OpKind::bulk_copy, &bar, bytes})) return;
+  check_bulk_copy("cp.async.bulk", smem_dst, gmem_src, bytes);
+  Agent& issuer = *current_;
+  record(issuer, &bar);
+  const std::uint32_t pieces = std::max<std::uint32_t>(1, shape_.copy_pieces);
+  const std::uint32_t piece = std::max<std::uint32_t>(16, ((bytes + pieces - 1) / pieces + 15) / 16 * 16);
+  Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::copy_land, &bar, std::min(piece, bytes)});
+  c.piece = piece;
   observe({issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id});
 }
 
 void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes) {
   if (!schedule_point({OpKind::bulk_store, nullptr, bytes})) return;
-  perform([&] {
-    auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-    if (bytes == 0 || bytes % 16 != 0 || misaligned(gmem_dst) || misaligned(smem_src))
-      throw MisuseError(MisuseKind::tma_misaligned,
-                        fmt::format("cp.async.bulk store of {} B: size and both addresses must be non-zero multiples of 16", bytes));
-  });
+  check_bulk_copy("cp.async.bulk store", gmem_dst, smem_src, bytes);
   Agent& issuer = *current_;
   record(issuer, nullptr);
-  Agent c;
-  c.id = static_cast<AgentId>(agents_.size());
-  c.kind = Agent::Kind::copy;
-  c.cta = issuer.cta;
-  c.thread = issuer.thread;
-  c.copy_seq = copies_++;
-  c.thread_agent = issuer.id;
-  c.dst = static_cast<unsigned char*>(gmem_dst);
-  c.src = static_cast<const unsigned char*>(smem_src);
-  c.total = bytes;
-  c.op = {OpKind::store_land, nullptr, bytes};
+  Agent& c = spawn_copy_agent(issuer, gmem_dst, smem_src, bytes, {OpKind::store_land, nullptr, bytes});
   issuer.uncommitted_stores.push_back(c.id);
-  agents_.push_back(c);
-  races_.add_agent(c.id, issuer.id);
-  add_enabled(agents_.back());
   observe({issuer.id, issuer.op, 0, false, false, 0, false, c.id});
 }
 

@@ -280,6 +280,8 @@ class Runtime {
   void barrier_changed(MbarrierState& bar, bool phase_completed);
   boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
   void switch_to(boost::fibers::context* ctx);
+  void check_bulk_copy(const char* what, const void* dst, const void* src, std::uint32_t bytes);
+  Agent& spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first);
   void land_copy_piece(Agent& copy);
   void land_store(Agent& store);
   void thread_finished(Agent& a);
