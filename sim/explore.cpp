@@ -58,15 +58,18 @@ class BruteForceStrategy final : public Strategy {
 // Events and the dependency relation. Every step becomes an event with a vector clock of
 // the happens-before relation that DPOR reasons about (program order + dependencies). On
 // one mbarrier, the relation is built from what waits can observe:
-//  - "dec" ops (arrive, complete_tx, arrive_drop, copy landings) of one phase commute with
-//    each other: whichever comes last completes the phase, and waits see the same thing;
-//  - "inc" ops (expect_tx, arrive.expect_tx, arrive.noComplete) can move when the phase
-//    completes (or what a token reports): dependent on every counter op of their phase;
+//  - arrivals (arrive, arrive_drop: "dec") of one phase commute with each other: whichever
+//    comes last completes the phase, and waits see the same thing;
+//  - ops on the tx-count (expect_tx, arrive.expect_tx, complete_tx, copy landings) and
+//    arrive.noComplete ("inc") can move when the phase completes (from pending 1, tx 0 an
+//    arrive completes at once, but not after a complete_tx made tx negative), or what a token
+//    reports: dependent on every counter op of their phase;
 //  - counter ops of different phases are dependent;
-//  - a wait that saw phase q complete comes after every counter op of phase q (forced:
-//    it could not have run before them, so this is an ordering, not a race); it races
-//    with counter ops of phase q+1 (run before it, they make it alias or break the
-//    "missing wait" rule);
+//  - a wait that saw phase q complete comes after every counter op of phase q (forced: it
+//    is disabled while the barrier is in phase q); but it could have run before phase q-1
+//    completed (and aliased), so it races with that phase's completer; it races with
+//    counter ops of phase q+1 (run before it, they make it alias or break the "missing
+//    wait" rule);
 //  - a poll that saw phase q open races with the op that completed q later;
 //  - init/inval are dependent with everything on the barrier; waits commute with waits.
 // Plain atomics: the usual read/write conflicts per address. Different objects commute.
@@ -203,10 +206,7 @@ Meta meta_now(const Agent& a, MbarrierState& state) {
       default: break;
     }
     m.phase = state.phase;
-    m.cat = op.kind == OpKind::expect_tx || op.kind == OpKind::arrive_expect_tx ||
-                    (op.kind == OpKind::arrive && op.no_complete)
-                ? Cat::inc
-                : Cat::dec;
+    m.cat = op.kind == OpKind::arrive_drop || (op.kind == OpKind::arrive && !op.no_complete) ? Cat::dec : Cat::inc;
     switch (op.kind) {
       case OpKind::arrive: state.arrive(op.arg, op.no_complete, &m.completed); break;
       case OpKind::arrive_expect_tx: state.arrive_expect_tx(op.arg, &m.completed); break;
@@ -313,10 +313,10 @@ class DporSearch final : public Strategy, public StepObserver {
     }
     // Dependent earlier events, newest first: forced ones are joined; a race candidate
     // not yet covered by acc is a race (e ⋖ this).
-    lifecycle_.clear();
+    early_.clear();
     groups_.clear();
     forced_.clear();
-    classify(rt, step, e, lifecycle_, groups_, forced_);
+    classify(rt, step, e, early_, groups_, forced_);
     auto check = [&](std::vector<std::uint32_t>& list) {
       std::sort(list.begin(), list.end(), std::greater<>());
       list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -327,10 +327,10 @@ class DporSearch final : public Strategy, public StepObserver {
         add_race(c, index, e);  // e.clock (= acc) is provisional here: no own entry yet
       }
     };
-    // Before init every op on the barrier is enabled (it reports the misuse), so an op can
-    // always move before an init: check those races before the forced orderings, which
-    // assume a live barrier.
-    check(lifecycle_);
+    // Races the forced orderings below would hide: before init every op on the barrier is
+    // enabled (it reports the misuse), and an observer of phase q is enabled before phase q-1
+    // completes (it aliases). Check them first.
+    check(early_);
     for (const VClock* f : forced_) join(acc, *f);
     // A group whose summary acc already covers holds no race: skip it whole.
     candidates_.clear();
@@ -399,14 +399,14 @@ class DporSearch final : public Strategy, public StepObserver {
   }
 
  private:
-  void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& lifecycle,
+  void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& early,
                 std::vector<Group>& groups, std::vector<const VClock*>& forced) {
     const Op& op = step.op;
     if (is_atomic(op.kind)) {
       bool writes = step.wrote;
       e.cat = writes ? Cat::write : Cat::read;
       AddressHistory& h = addresses_[op.addr];
-      if (h.last_write >= 0) lifecycle.push_back(static_cast<std::uint32_t>(h.last_write));
+      if (h.last_write >= 0) early.push_back(static_cast<std::uint32_t>(h.last_write));
       if (writes) groups.push_back({&h.reads_since, nullptr});
       // a failed cas still read: it conflicts with writes only (handled above)
       return;
@@ -432,7 +432,7 @@ class DporSearch final : public Strategy, public StepObserver {
     }
     if (!op.bar || op.kind == OpKind::bulk_copy) return;
     BarrierHistory& h = barriers_[op.bar->id];
-    lifecycle = h.lifecycle;
+    early = h.lifecycle;
     switch (op.kind) {
       case OpKind::init:
       case OpKind::inval:
@@ -450,8 +450,12 @@ class DporSearch final : public Strategy, public StepObserver {
         e.phase = q;
         e.cat = step.result ? Cat::obs_true : Cat::obs_false;
         e.poll = op.kind != OpKind::wait;
-        // Ordered before any observer of phase q: the counter ops of earlier phases.
-        if (auto it = h.phases.find(q - 1); it != h.phases.end()) forced.push_back(&it->second.counter_summary);
+        if (auto it = h.phases.find(q - 1); it != h.phases.end()) {
+          // Before phase q-1 completed, the observer was enabled too (it aliases): a race with
+          // that completer, checked before the forced orderings below cover it.
+          if (it->second.completer >= 0) early.push_back(static_cast<std::uint32_t>(it->second.completer));
+          forced.push_back(&it->second.counter_summary);
+        }
         if (step.result) {
           if (auto it = h.phases.find(q); it != h.phases.end()) {
             // A blocking wait cannot run before the ops that complete its phase; a poll can
@@ -472,8 +476,7 @@ class DporSearch final : public Strategy, public StepObserver {
     const std::int64_t p = step.phase_before;
     e.phase = p;
     e.completed = step.completed;
-    const bool inc = op.kind == OpKind::expect_tx || op.kind == OpKind::arrive_expect_tx ||
-                     (op.kind == OpKind::arrive && op.no_complete);
+    const bool inc = !(op.kind == OpKind::arrive_drop || (op.kind == OpKind::arrive && !op.no_complete));
     e.cat = inc ? Cat::inc : Cat::dec;
     if (auto it = h.phases.find(p); it != h.phases.end()) {
       PhaseEvents& pe = it->second;
@@ -577,7 +580,7 @@ class DporSearch final : public Strategy, public StepObserver {
   AgentSet pending_sleep_;
   std::vector<Event> events_;  // slots; the first n_events_ are this execution's
   std::size_t n_events_ = 0;
-  std::vector<std::uint32_t> lifecycle_, candidates_;
+  std::vector<std::uint32_t> early_, candidates_;
   std::vector<Group> groups_;
   std::vector<const VClock*> forced_;
   std::vector<std::int64_t> last_event_;

@@ -319,6 +319,16 @@ void Runtime::switch_to(boost::fibers::context* ctx) {
 boost::fibers::context* Runtime::decide() {
   while (!over_) {
     if (enabled_.empty()) {
+      // Deferred polls run when nothing else can: each answers false once more.
+      bool released = false;
+      for (Agent& a : agents_) {
+        if (a.kind != Agent::Kind::thread || a.state != Agent::State::blocked || !a.spinning) continue;
+        std::erase(info(*a.op.bar).spin_waiters, a.id);
+        a.starved = true;
+        add_enabled(a);
+        released = true;
+      }
+      if (released) continue;
       if (unfinished_threads_ == 0)
         end(Verdict::completed, "all threads finished");
       else
@@ -377,6 +387,18 @@ bool Runtime::schedule_point(const Op& op) {
   // time out: seen on an H200); a third is a spin loop that learns nothing until the
   // barrier changes, so it blocks instead of being explored poll by poll.
   a.spinning = same_poll && a.poll_failures >= 2;
+  if (a.spinning && a.starved) {
+    // It already polled once while nothing else could run, and nothing has changed since.
+    end(Verdict::livelock,
+        fmt::format("{} spins forever on {} {}: nothing else can change the barrier (every other thread has "
+                    "finished or is blocked); {}: {}",
+                    describe_agent(a.id), to_string(op.kind), barrier_name(*op.bar), barrier_name(*op.bar),
+                    op.bar->describe()));
+    outcome_.culprits = {a.id};
+    if (std::uncaught_exceptions() > 0) return false;
+    throw Aborted{};
+  }
+  if (!same_poll) a.starved = false;
   if (!poll) a.poll_failures = 0;
   announce(a);
   if (priming_) {
@@ -431,18 +453,16 @@ void Runtime::end_blocked() {
     std::string what;
   };
   std::vector<Group> groups;
-  bool spins = false;
   std::uint32_t blocked = 0;
   for (const Agent& a : agents_) {
     if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished) continue;
     ++blocked;
-    spins |= a.spinning;
     std::string what;
     if (a.op.kind == OpKind::block_sync) {
       const CtaInfo& cta = ctas_[a.cta];
       what = fmt::format("wait at sync_threads ({} of {} live threads arrived)", cta.at_sync.size(), cta.live_threads);
     } else {
-      what = fmt::format("{} {}; {}: {}", a.spinning ? "spin on" : "wait", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
+      what = fmt::format("wait {}; {}: {}", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
                          barrier_name(*a.op.bar), a.op.bar->describe());
     }
     if (!groups.empty() && groups.back().cta == a.cta && groups.back().last + 1 == a.thread &&
@@ -465,7 +485,7 @@ void Runtime::end_blocked() {
     outcome_.details.push_back(fmt::format("{} {}", who, g.what));
   }
   std::string first = groups.empty() ? std::string() : ": " + outcome_.details.front();
-  end(spins ? Verdict::livelock : Verdict::deadlock,
+  end(Verdict::deadlock,
       fmt::format("{} of {} threads blocked, none can proceed{}{}", blocked, threads_, first,
                   groups.size() > 1 ? fmt::format(" (and {} more groups)", groups.size() - 1) : ""));
 }

@@ -7,9 +7,11 @@
 // there. At every such point the Strategy picks one ENABLED agent, which performs its
 // operation and runs its local code up to its next announcement: one step. A wait is
 // enabled only once the phase it waits for has completed (or when it would report a
-// misuse); a try_wait loop that failed twice with no change in between is blocked until
-// the barrier changes, so spinning is not explored. No enabled agent while some are
-// unfinished is a deadlock (a livelock if one of them spins).
+// misuse). A poll (test_wait/try_wait) that repeats two failed ones with no change in
+// between is deferred until the barrier changes or nothing else can run, so spin loops are
+// not explored spin by spin; a thread that polls an unchanged barrier again after nothing
+// else could run spins forever: a livelock. No enabled agent while some are unfinished is
+// a deadlock.
 #pragma once
 
 #include <cstdint>
@@ -173,8 +175,10 @@ struct Agent {
   Op op;                     // the announced next operation
   bool spinning = false;     // blocked in a try_wait/test_wait loop
   // Consecutive failed polls (test_wait/try_wait) of this thread on this barrier/phase at
-  // this barrier version; the third identical one blocks until the barrier changes.
+  // this barrier version; the third identical one waits until the barrier changes or
+  // nothing else can run.
   std::uint32_t poll_failures = 0;
+  bool starved = false;  // its deferred poll was let run because nothing else could
   MbarrierState* poll_bar = nullptr;
   std::int64_t poll_phase = 0;
   std::uint64_t poll_version = 0;
