@@ -18,7 +18,11 @@ using P = HostPlatform;
 
 namespace {
 
-enum class Step : int { arrive, arrive_expect_tx, expect_tx, complete_tx, test_wait0, try_wait1, wait0, store, load };
+enum class Step : int {
+  arrive, arrive_expect_tx, expect_tx, complete_tx, test_wait0, try_wait1, wait0, store, load,
+  arrive_drop, arrive_no_complete, wait1, arrive_b1, test_wait0_b1, token_wait,
+  kinds  // the number of kinds
+};
 
 // Thread 0 inits barrier 0 (count 1 or 2) and, with everyone, syncs; then each thread runs
 // its random script and logs what it observed.
@@ -31,10 +35,10 @@ class RandomProgram final : public Program {
     scripts_.resize(threads_);
     for (auto& script : scripts_) {
       const std::uint32_t n = 1 + rng.below(4);
-      for (std::uint32_t i = 0; i < n; ++i) script.push_back(static_cast<Step>(rng.below(9)));
+      for (std::uint32_t i = 0; i < n; ++i) script.push_back(static_cast<Step>(rng.below(static_cast<int>(Step::kinds))));
     }
     shape_.threads_per_cta = threads_;
-    shape_.smem_bytes = 64;
+    shape_.smem_bytes = 128;
     seen_.resize(threads_);
   }
   LaunchShape shape() const override { return shape_; }
@@ -44,9 +48,12 @@ class RandomProgram final : public Program {
   }
   void thread_main() override {
     const auto t = P::thread_idx();
-    mbcheck::Mbarrier<P> bar(*reinterpret_cast<P::Barrier*>(P::shared_memory()));
-    if (t == 0) bar.init(count_);
+    auto* raw = reinterpret_cast<P::Barrier*>(P::shared_memory());
+    mbcheck::Mbarrier<P> bar(raw[0]), bar1(raw[1]);
+    if (t == 0) bar.init(count_), bar1.init(1);
     P::sync_threads();
+    P::Token token{};
+    bool have_token = false;
     for (Step s : scripts_[t]) {
       switch (s) {
         case Step::arrive: bar.arrive(); break;
@@ -58,6 +65,20 @@ class RandomProgram final : public Program {
         case Step::wait0: bar.wait(0); break;
         case Step::store: P::atomic_store(&word_, t + 1); break;
         case Step::load: seen_[t].push_back(P::atomic_load(&word_)); break;
+        case Step::arrive_drop: bar.arrive_drop(1); break;
+        case Step::arrive_no_complete:
+          seen_[t].push_back(P::mbarrier_pending_count(bar.arrive_no_complete(1)));
+          break;
+        case Step::wait1: bar.wait(1); break;
+        case Step::arrive_b1:
+          token = bar1.arrive();
+          have_token = true;
+          break;
+        case Step::test_wait0_b1: seen_[t].push_back(bar1.test_wait(std::int64_t{0})); break;
+        case Step::token_wait:
+          if (have_token) seen_[t].push_back(bar1.test_wait(token));
+          break;
+        case Step::kinds: break;
       }
     }
   }
