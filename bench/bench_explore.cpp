@@ -117,5 +117,21 @@ int main() {
                "{:.2f}x plain random executions of the same program ({:.0f} ns)\n",
                c.name, r.stats.executions, r.stats.transitions, ns, ns / raw, ns / plain, plain);
   }
+
+  fmt::print("\nexhaustive search with 1 and 2 jobs (same executions, same order):\n");
+  for (const Small& c : {Small{"lastzero", {{"n", "11"}}}, Small{"readers", {{"n", "14"}}}}) {
+    double one = 0;
+    for (unsigned jobs : {1u, 2u}) {
+      auto prog = make_protocol(c.name, c.opts);
+      CheckOptions o;
+      o.jobs = jobs;
+      o.make_program = [&] { return std::unique_ptr<Program>(make_protocol(c.name, c.opts)); };
+      CheckResult r = check_program(*prog, o);
+      if (jobs == 1) one = r.stats.seconds;
+      fmt::print("  {:<9} --jobs {}: {} executions, {} redundant in {:.3f} s{}\n", c.name, jobs, r.stats.executions,
+                 r.stats.redundant, r.stats.seconds,
+                 jobs == 1 ? "" : fmt::format(", speed-up {:.2f}x", one / r.stats.seconds));
+    }
+  }
   return 0;
 }

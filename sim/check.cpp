@@ -109,6 +109,8 @@ CheckResult check_program(Program& program, const CheckOptions& options) {
   eo.max_steps = options.max_steps;
   eo.preemption_bound = options.strategy == CheckStrategy::bounded ? options.preemptions : -1;
   eo.progress = options.progress;
+  eo.jobs = options.jobs;
+  eo.make_program = options.make_program;
   ExploreResult er = explore(program, eo);
   CheckResult result;
   result.stats = er.stats;

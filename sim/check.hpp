@@ -28,6 +28,8 @@ struct CheckOptions {
   std::uint64_t max_steps = 1'000'000;
   std::size_t timeline_lines = 40;   // counterexample timeline length
   std::function<void(const ExploreStats&, double covered)> progress;  // see ExploreOptions
+  unsigned jobs = 1;                                         // see ExploreOptions
+  std::function<std::unique_ptr<Program>()> make_program;    // needed for jobs > 1
 };
 
 enum class CheckVerdict : std::uint8_t { verified, bug, incomplete };

@@ -1,7 +1,11 @@
 #include "sim/explore.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -242,6 +246,23 @@ class DporSearch final : public Strategy, public StepObserver {
   int bound = -1;
   std::uint64_t bound_cut = 0;
 
+  // A worker explores the subtree below node floor-1 only; races it finds against nodes
+  // above that are recorded, and the coordinator applies them in the order one search
+  // would have (see explore()).
+  std::size_t floor = 0;
+  struct Deferred {
+    std::size_t node;
+    std::vector<AgentId> initials;  // of the reversal
+    AgentId fallback;               // added when none of them is in the backtrack set yet
+  };
+  std::vector<Deferred> deferred;
+  void apply(const Deferred& d) {
+    DporNode& n = nodes[d.node];
+    for (AgentId q : n.backtrack)
+      if (std::find(d.initials.begin(), d.initials.end(), q) != d.initials.end()) return;
+    n.backtrack.push_back(d.fallback);
+  }
+
   void begin_execution() override {
     depth_ = 0;
     n_events_ = 0;
@@ -373,9 +394,9 @@ class DporSearch final : public Strategy, public StepObserver {
     return std::min(share, 1.0);
   }
 
-  // Picks the next alternative; false when the search is complete.
+  // Picks the next alternative; false when the search (of this worker's subtree) is complete.
   bool advance() {
-    while (!nodes.empty()) {
+    while (nodes.size() > floor) {
       DporNode& n = nodes.back();
       if (n.chosen != kNoAgent && !contains(n.done, n.chosen)) n.done.push_back(n.chosen);
       AgentId next = kNoAgent;
@@ -565,9 +586,17 @@ class DporSearch final : public Strategy, public StepObserver {
         if (a != q && covers(*clock, a, s)) return false;
       return true;
     };
+    AgentId add = v.empty() ? later_agent : events_[v.front()].agent;
+    if (earlier < floor) {
+      Deferred d{earlier, {}, add};
+      for (const auto& [a, seq] : first_seq)
+        if (is_initial(a)) d.initials.push_back(a);
+      if (!first_seq.count(later_agent) && is_initial(later_agent)) d.initials.push_back(later_agent);
+      deferred.push_back(std::move(d));
+      return;
+    }
     for (AgentId q : node.backtrack)
       if (is_initial(q)) return;
-    AgentId add = v.empty() ? later_agent : events_[v.front()].agent;
     node.backtrack.push_back(add);
   }
 
@@ -592,6 +621,127 @@ class DporSearch final : public Strategy, public StepObserver {
 
 }  // namespace
 
+namespace {
+
+// One subtree of a wave: below node `d` of `prefix`, alternative `alternative`, with `done`
+// the alternatives explored before it at that node (they make its sleep set).
+struct WaveItem {
+  AgentId alternative;
+  AgentSet done;
+};
+
+struct WaveResult {
+  ExploreStats stats;
+  std::vector<DporSearch::Deferred> deferred;
+  std::optional<Outcome> bug;
+  std::vector<Outcome> outcomes;  // only when someone wants to see every execution
+  bool stopped = false;           // it stopped at its bug
+};
+
+WaveResult run_subtree(Program& program, Runtime& rt, const std::vector<DporNode>& prefix, const WaveItem& item,
+                       const ExploreOptions& options, bool keep_outcomes) {
+  DporSearch local;
+  local.bound = options.preemption_bound;
+  local.nodes = prefix;
+  local.nodes.back().chosen = item.alternative;
+  local.nodes.back().done = item.done;
+  local.floor = prefix.size();
+  RunLimits limits;
+  limits.max_steps = options.max_steps;
+  WaveResult res;
+  for (;;) {
+    Outcome out = rt.execute(program, local, limits, &local);
+    res.stats.transitions += out.steps;
+    if (out.verdict == Verdict::pruned) {
+      ++res.stats.redundant;
+    } else {
+      ++res.stats.executions;
+      if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++res.stats.blocked;
+      const bool bug = is_bug(out.verdict) && !res.bug && (!options.wanted_bug || options.wanted_bug(out));
+      if (keep_outcomes) res.outcomes.push_back(out);
+      if (bug) {
+        res.bug = std::move(out);
+        if (options.stop_at_first_bug) {
+          res.stopped = true;
+          break;
+        }
+      }
+    }
+    if (!local.advance()) break;
+  }
+  res.stats.races = local.races;
+  res.stats.bound_cut = local.bound_cut;
+  res.deferred = std::move(local.deferred);
+  return res;
+}
+
+// Worker threads, each with its own Program and Runtime, that run the items of one wave.
+class WavePool {
+ public:
+  WavePool(unsigned threads, const std::function<std::unique_ptr<Program>()>& make_program) {
+    for (unsigned i = 0; i < threads; ++i) programs_.push_back(make_program());
+    for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this, i] { work(*programs_[i]); });
+  }
+  ~WavePool() {
+    {
+      std::lock_guard lock(mu_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  // Runs fn(program, runtime, i) for every i < n on the workers and the calling thread.
+  void run(std::size_t n, Program& own_program, Runtime& own_runtime,
+           const std::function<void(Program&, Runtime&, std::size_t)>& fn) {
+    {
+      std::lock_guard lock(mu_);
+      fn_ = &fn;
+      n_ = n;
+      next_ = 0;
+      busy_ = threads_.size();
+      ++generation_;
+    }
+    wake_.notify_all();
+    for (std::size_t i; (i = next_.fetch_add(1)) < n;) fn(own_program, own_runtime, i);
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [&] { return busy_ == 0; });
+  }
+
+ private:
+  void work(Program& program) {
+    Runtime rt;
+    std::uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(Program&, Runtime&, std::size_t)>* fn;
+      std::size_t n;
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        if (quit_) return;
+        seen = generation_;
+        fn = fn_;
+        n = n_;
+      }
+      for (std::size_t i; (i = next_.fetch_add(1)) < n;) (*fn)(program, rt, i);
+      std::lock_guard lock(mu_);
+      if (--busy_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::unique_ptr<Program>> programs_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  const std::function<void(Program&, Runtime&, std::size_t)>* fn_ = nullptr;
+  std::size_t n_ = 0;
+  std::atomic<std::size_t> next_{0};
+  std::size_t busy_ = 0;
+  std::uint64_t generation_ = 0;
+  bool quit_ = false;
+};
+
+}  // namespace
+
 ExploreResult explore(Program& program, const ExploreOptions& options,
                       const std::function<void(const Outcome&)>& on_execution) {
   ExploreResult result;
@@ -605,6 +755,77 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   DporSearch classifier;  // brute force: only its events and clocks, no search state
   std::unordered_set<std::string> classes;
   auto last_progress = start;
+  const bool parallel = options.kind == SearchKind::dpor && options.jobs > 1 && options.make_program &&
+                        options.max_executions == 0;
+  std::unique_ptr<WavePool> pool;
+  if (parallel) pool = std::make_unique<WavePool>(options.jobs - 1, options.make_program);
+  auto account = [&](const Outcome& out) {  // one finished execution; true: stop here
+    result.stats.transitions += out.steps;
+    if (out.verdict == Verdict::pruned) {
+      ++result.stats.redundant;
+      return false;
+    }
+    ++result.stats.executions;
+    if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++result.stats.blocked;
+    if (on_execution) on_execution(out);
+    if (is_bug(out.verdict) && !result.bug && (!options.wanted_bug || options.wanted_bug(out))) {
+      result.bug = out;
+      return options.stop_at_first_bug;
+    }
+    return false;
+  };
+  // Runs every pending alternative of the deepest node as one wave, in parallel; merges in
+  // the order one search would have explored them. Returns true when a bug stops the search.
+  auto run_wave = [&]() {
+    DporNode& n = dpor.nodes.back();
+    std::vector<WaveItem> items;
+    AgentSet done = n.done;  // as when n.chosen's exploration begins
+    items.push_back({n.chosen, done});
+    done.push_back(n.chosen);
+    for (AgentId q : n.backtrack) {
+      if (contains(done, q) || contains(n.sleep, q)) continue;
+      if (dpor.bound >= 0 && n.preemptions_with(q) > dpor.bound) {
+        done.push_back(q);
+        ++dpor.bound_cut;
+        continue;
+      }
+      items.push_back({q, done});
+      done.push_back(q);
+    }
+    std::vector<WaveResult> results(items.size());
+    const std::vector<DporNode> prefix = dpor.nodes;
+    const bool keep = static_cast<bool>(on_execution);
+    pool->run(items.size(), program, rt, [&](Program& p, Runtime& r, std::size_t i) {
+      results[i] = run_subtree(p, r, prefix, items[i], options, keep);
+    });
+    n.done = done;
+    n.chosen = items.back().alternative;
+    for (WaveResult& w : results) {
+      result.stats.transitions += w.stats.transitions;
+      result.stats.executions += w.stats.executions;
+      result.stats.redundant += w.stats.redundant;
+      result.stats.blocked += w.stats.blocked;
+      dpor.races += w.stats.races;
+      dpor.bound_cut += w.stats.bound_cut;
+      if (on_execution)
+        for (const Outcome& o : w.outcomes) on_execution(o);
+      for (const auto& d : w.deferred) dpor.apply(d);
+      if (w.bug && !result.bug) {
+        result.bug = std::move(w.bug);
+        if (w.stopped) return true;  // one search would not have gone past this subtree
+      }
+    }
+    return false;
+  };
+  auto pending_here = [&] {
+    const DporNode& n = dpor.nodes.back();
+    std::size_t count = 0;
+    for (AgentId q : n.backtrack)
+      if (!contains(n.done, q) && !contains(n.sleep, q) && (dpor.bound < 0 || n.preemptions_with(q) <= dpor.bound))
+        ++count;
+    return count;
+  };
+  bool stopped = false;
   for (;;) {
     if (options.progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 0.5) {
       last_progress = Clock::now();
@@ -618,19 +839,21 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
       classes.insert(classifier.trace_key() + to_string(out.verdict));
       classifier.begin_execution();
     }
-    result.stats.transitions += out.steps;
-    if (out.verdict == Verdict::pruned) {
-      ++result.stats.redundant;
-    } else {
-      ++result.stats.executions;
-      if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++result.stats.blocked;
-      if (on_execution) on_execution(out);
-      if (is_bug(out.verdict) && !result.bug && (!options.wanted_bug || options.wanted_bug(out))) {
-        result.bug = std::move(out);
-        if (options.stop_at_first_bug) break;
-      }
+    if (account(out)) {
+      stopped = true;
+      break;
     }
-    const bool more = options.kind == SearchKind::dpor ? dpor.advance() : brute.advance();
+    bool more = options.kind == SearchKind::dpor ? dpor.advance() : brute.advance();
+    // In parallel, a node with several alternatives left runs them as a wave.
+    while (parallel && more && pending_here() >= 2) {
+      if (run_wave()) {
+        stopped = true;
+        break;
+      }
+      more = dpor.advance();
+      if (options.time_limit_s > 0 && seconds_since(start) >= options.time_limit_s) break;
+    }
+    if (stopped) break;
     if (!more) {
       result.stats.complete = (!result.bug || !options.stop_at_first_bug) && dpor.bound_cut == 0;
       break;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -42,6 +43,10 @@ struct ExploreOptions {
   int preemption_bound = -1;   // dpor: skip schedules with more preemptions (-1: none)
   // Which bugs count (default: all). Executions with other bugs are passed over.
   std::function<bool(const Outcome&)> wanted_bug;
+  // dpor: worker threads; each needs its own Program from make_program. The result is the
+  // same as with one job (sibling subtrees run in parallel, their effects merge in order).
+  unsigned jobs = 1;
+  std::function<std::unique_ptr<Program>()> make_program;
   // Called about twice a second with the statistics so far and (dpor) an estimate of the
   // share of the search tree covered, in [0, 1].
   std::function<void(const ExploreStats&, double covered)> progress;

@@ -166,7 +166,8 @@ int main(int argc, char** argv) {
   check->add_option("--seed", fuzz_opts.seed, "random/pct: base seed; run i uses a seed derived from (seed, i)")
       ->capture_default_str();
   check->add_option("--depth", fuzz_opts.depth, "pct: the bug depth d")->check(CLI::Range(1, 64))->capture_default_str();
-  check->add_option("--jobs", fuzz_opts.jobs, "random/pct: worker threads (default: all cores)")
+  check->add_option("--jobs", fuzz_opts.jobs,
+                    "worker threads (default: all cores); the result is the same as with one")
       ->check(CLI::Range(1, 1024));
   check->add_flag("--keep-original", keep_original, "random/pct: also print the unshrunk counterexample");
   check->add_flag("--no-shrink", no_shrink, "random/pct: print the failing run's own schedule");
@@ -304,11 +305,16 @@ int main(int argc, char** argv) {
     }
 
     if (*check) {
-      auto program = make_protocol(check_protocol, check_flags.given());
+      const auto given = check_flags.given();
+      auto program = make_protocol(check_protocol, given);
       check_opts.strategy = strategy_name == "bounded" ? CheckStrategy::bounded : CheckStrategy::dpor;
+      check_opts.jobs = fuzz_opts.jobs;
+      check_opts.make_program = [&] { return std::unique_ptr<Program>(make_protocol(check_protocol, given)); };
       if (!json)
-        fmt::print("mbcheck check {}  {}  strategy={}{}\n", check_protocol, shape_line(program->options()), strategy_name,
-                   strategy_name == "bounded" ? fmt::format(" preemptions={}", check_opts.preemptions) : "");
+        fmt::print("mbcheck check {}  {}  strategy={}{} jobs={}\n", check_protocol, shape_line(program->options()),
+                   strategy_name,
+                   strategy_name == "bounded" ? fmt::format(" preemptions={}", check_opts.preemptions) : "",
+                   check_opts.jobs);
       std::fflush(stdout);
       Progress progress;
       progress.enabled = !quiet && !json && isatty(STDERR_FILENO);

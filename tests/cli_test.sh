@@ -102,6 +102,12 @@ PY
 token=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['replay'])" "$tmp/json")
 expect 1 "verdict: bug: deadlock" -- replay "$token"
 
+# --jobs: an exhaustive search gives the same verdict line (but for the time) with 2 jobs.
+one=$("$MBCHECK" check lastzero --n 8 --jobs 1 | tail -n 1 | sed 's/, [0-9.]* s$//')
+two=$("$MBCHECK" check lastzero --n 8 --jobs 2 | tail -n 1 | sed 's/, [0-9.]* s$//')
+if [ "$one" = "$two" ] && [ -n "$one" ]; then echo "ok:   check --jobs 2 = --jobs 1: $one"; else
+  echo "FAIL: check --jobs 2 gave '$two', --jobs 1 gave '$one'"; failures=$((failures + 1)); fi
+
 # fuzzing: a bug is exit 1, no bug is incomplete (3): fuzzing proves nothing.
 expect 1 "bug: assertion: PCT run" -- check ordering-bug --strategy pct --depth 1 --runs 50
 expect 1 "each run finds a depth-1 bug with probability >= 1/(n k^0) = 0.5" -- check ordering-bug --strategy pct --depth 1 --runs 50

@@ -281,3 +281,40 @@ TEST_CASE("TMA store: DPOR's count equals brute force's classes", "[explore][tma
   CHECK(dpor.stats.executions == brute.stats.classes);
   CHECK_FALSE(dpor.bug);
 }
+
+TEST_CASE("exhaustive search with several jobs gives exactly the result of one", "[explore][dpor][jobs]") {
+  struct Case {
+    std::string protocol;
+    Opts opts;
+    int bound;
+  };
+  auto c = GENERATE(Case{"lastzero", {{"n", "7"}}, -1}, Case{"readers", {{"n", "8"}}, -1},
+                    Case{"lastzero", {{"n", "6"}}, 1}, Case{"epi-load", tiny({{"copy-pieces", "2"}}), -1},
+                    Case{"epi-load", tiny({{"mutation", "use-before-init"}}), -1},
+                    Case{"epi-load", {{"tiles", "4"}, {"threads-per-warp", "4"}, {"mutation", "double-arrive"}}, -1},
+                    Case{"tma-store", {{"mutation", "skip-read-wait"}, {"threads-per-warp", "2"}}, -1});
+  auto run = [&](unsigned jobs, bool stop_at_bug) {
+    auto prog = make_protocol(c.protocol, c.opts);
+    ExploreOptions o;
+    o.jobs = jobs;
+    o.preemption_bound = c.bound;
+    o.stop_at_first_bug = stop_at_bug;
+    o.make_program = [&] { return std::unique_ptr<Program>(make_protocol(c.protocol, c.opts)); };
+    std::vector<std::vector<AgentId>> seen;
+    ExploreResult r = explore(*prog, o, [&](const Outcome& out) { seen.push_back(out.schedule); });
+    return std::pair{r, seen};
+  };
+  INFO(c.protocol << " " << Catch::Detail::stringify(c.opts));
+  for (bool stop : {true, false}) {
+    auto [one, one_seen] = run(1, stop);
+    auto [two, two_seen] = run(2, stop);
+    CHECK(two.stats.executions == one.stats.executions);
+    CHECK(two.stats.redundant == one.stats.redundant);
+    CHECK(two.stats.transitions == one.stats.transitions);
+    CHECK(two.stats.bound_cut == one.stats.bound_cut);
+    CHECK(two.stats.complete == one.stats.complete);
+    CHECK(bool(two.bug) == bool(one.bug));
+    if (one.bug && two.bug) CHECK(two.bug->schedule == one.bug->schedule);
+    CHECK(two_seen == one_seen);  // the very same executions, in the same order
+  }
+}
