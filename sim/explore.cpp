@@ -124,7 +124,16 @@ struct PhaseEvents {
 
 struct BarrierHistory {
   std::vector<std::uint32_t> lifecycle;  // init/inval events
-  std::unordered_map<std::int64_t, PhaseEvents> phases;
+  std::vector<PhaseEvents> phases;       // phases[p + 1] for phase p (-1: before init)
+  PhaseEvents* find(std::int64_t phase) {
+    const std::int64_t i = phase + 1;
+    return i >= 0 && static_cast<std::size_t>(i) < phases.size() ? &phases[static_cast<std::size_t>(i)] : nullptr;
+  }
+  PhaseEvents& at(std::int64_t phase) {
+    const auto i = static_cast<std::size_t>(std::max<std::int64_t>(phase + 1, 0));
+    if (phases.size() <= i) phases.resize(i + 1);
+    return phases[i];
+  }
 };
 
 struct AddressHistory {
@@ -452,13 +461,13 @@ class DporSearch final : public Strategy, public StepObserver {
       return;
     }
     if (!op.bar || op.kind == OpKind::bulk_copy) return;
-    BarrierHistory& h = barriers_[op.bar->id];
-    early = h.lifecycle;
+    BarrierHistory& h = history(op.bar->id);
+    early.insert(early.end(), h.lifecycle.begin(), h.lifecycle.end());
     switch (op.kind) {
       case OpKind::init:
       case OpKind::inval:
         e.cat = Cat::init;
-        for (auto& [ph, pe] : h.phases) {
+        for (PhaseEvents& pe : h.phases) {
           groups.push_back({&pe.counters, &pe.counter_summary});
           groups.push_back({&pe.obs_true, &pe.obs_summary});
           groups.push_back({&pe.obs_false, nullptr});
@@ -471,23 +480,23 @@ class DporSearch final : public Strategy, public StepObserver {
         e.phase = q;
         e.cat = step.result ? Cat::obs_true : Cat::obs_false;
         e.poll = op.kind != OpKind::wait;
-        if (auto it = h.phases.find(q - 1); it != h.phases.end()) {
+        if (PhaseEvents* it = h.find(q - 1)) {
           // Before phase q-1 completed, the observer was enabled too (it aliases): a race with
           // that completer, checked before the forced orderings below cover it.
-          if (it->second.completer >= 0) early.push_back(static_cast<std::uint32_t>(it->second.completer));
-          forced.push_back(&it->second.counter_summary);
+          if (it->completer >= 0) early.push_back(static_cast<std::uint32_t>(it->completer));
+          forced.push_back(&it->counter_summary);
         }
         if (step.result) {
-          if (auto it = h.phases.find(q); it != h.phases.end()) {
+          if (PhaseEvents* it = h.find(q)) {
             // A blocking wait cannot run before the ops that complete its phase; a poll can
             // (it answers false), so for a poll they are races.
             if (e.poll)
-              groups.push_back({&it->second.counters, &it->second.counter_summary});
+              groups.push_back({&it->counters, &it->counter_summary});
             else
-              forced.push_back(&it->second.counter_summary);
+              forced.push_back(&it->counter_summary);
           }
-          if (auto it = h.phases.find(q + 1); it != h.phases.end())
-            groups.push_back({&it->second.counters, &it->second.counter_summary});
+          if (PhaseEvents* it = h.find(q + 1))
+            groups.push_back({&it->counters, &it->counter_summary});
         }
         return;
       }
@@ -499,16 +508,16 @@ class DporSearch final : public Strategy, public StepObserver {
     e.completed = step.completed;
     const bool inc = !(op.kind == OpKind::arrive_drop || (op.kind == OpKind::arrive && !op.no_complete));
     e.cat = inc ? Cat::inc : Cat::dec;
-    if (auto it = h.phases.find(p); it != h.phases.end()) {
-      PhaseEvents& pe = it->second;
+    if (PhaseEvents* it = h.find(p)) {
+      PhaseEvents& pe = *it;
       if (inc)
         groups.push_back({&pe.counters, &pe.counter_summary});
       else
         groups.push_back({&pe.incs, nullptr});
       if (e.completed) groups.push_back({&pe.obs_false, nullptr});
     }
-    if (auto it = h.phases.find(p - 1); it != h.phases.end()) {
-      PhaseEvents& prev = it->second;
+    if (PhaseEvents* it = h.find(p - 1)) {
+      PhaseEvents& prev = *it;
       // all counter ops and successful observers of the previous phase
       groups.push_back({&prev.counters, &prev.counter_summary});
       groups.push_back({&prev.obs_true, &prev.obs_summary});
@@ -528,19 +537,19 @@ class DporSearch final : public Strategy, public StepObserver {
       return;
     }
     if (!op.bar || e.cat == Cat::other) return;
-    BarrierHistory& h = barriers_[op.bar->id];
+    BarrierHistory& h = history(op.bar->id);
     switch (e.cat) {
       case Cat::init: h.lifecycle.push_back(index); break;
       case Cat::obs_true: {
-        PhaseEvents& pe = h.phases[e.phase];
+        PhaseEvents& pe = h.at(e.phase);
         pe.obs_true.push_back(index);
         join(pe.obs_summary, e.clock);
         break;
       }
-      case Cat::obs_false: h.phases[e.phase].obs_false.push_back(index); break;
+      case Cat::obs_false: h.at(e.phase).obs_false.push_back(index); break;
       case Cat::inc:
       case Cat::dec: {
-        PhaseEvents& pe = h.phases[e.phase];
+        PhaseEvents& pe = h.at(e.phase);
         pe.counters.push_back(index);
         if (e.completed) pe.completer = index;
         if (e.cat == Cat::inc) pe.incs.push_back(index);
@@ -614,7 +623,11 @@ class DporSearch final : public Strategy, public StepObserver {
   std::vector<const VClock*> forced_;
   std::vector<std::int64_t> last_event_;
   std::unordered_map<AgentId, VClock> first_clock_;
-  std::unordered_map<std::uint32_t, BarrierHistory> barriers_;
+  std::vector<BarrierHistory> barriers_;  // by barrier id (dense, from 1)
+  BarrierHistory& history(std::uint32_t id) {
+    if (barriers_.size() <= id) barriers_.resize(id + 1);
+    return barriers_[id];
+  }
   std::unordered_map<const void*, AddressHistory> addresses_;
   std::unordered_map<std::uint32_t, SyncJoin> sync_join_;
 };
