@@ -57,7 +57,7 @@ grep -E "^(case|mutation|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -3 >>"$SUMMARY"
 # verdict, with racecheck's summary for the racy ones. Then a correct run: the GPU is healthy.
 MUTATIONS="consumer-count-plus-one producer-start-phase-0 producer-skips-empty-wait release-before-read
   tx-overcount tx-undercount-split single-stage-wrong-parity double-arrive explicit-without-signal use-before-init
-  reinit-live"
+  reinit-live all-lanes-produce"
 for m in $MUTATIONS; do
   step "mutation $m" "$OUT/gpu-tests.log" "$BIN/test_residual_add" --mutation "$m"
   grep "^mutation $m " "$OUT/gpu-tests.log" | tail -1 >>"$SUMMARY"

@@ -186,6 +186,7 @@ const MutationInfo kMutations[] = {
     {"explicit-without-signal", ResidualAddMutation::explicit_without_signal, "deadlock"},
     {"use-before-init", ResidualAddMutation::use_before_init, "misuse"},
     {"reinit-live", ResidualAddMutation::reinit_live, "misuse"},
+    {"all-lanes-produce", ResidualAddMutation::all_lanes_produce, "aliasing"},
 };
 
 std::string barrier_name(int smem_offset, int stages) {

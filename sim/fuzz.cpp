@@ -91,13 +91,13 @@ int count_preemptions(Program& program, const std::vector<AgentId>& schedule) {
 
 Counterexample shrink(Program& program, const Outcome& failing, std::size_t timeline_lines, int* preemptions_out) {
   const int original = count_preemptions(program, failing.schedule);
-  // Iterative context bounding, for a bug of the same kind; a shrinker, not a proof: each
-  // bound gets a small budget, and bounds above 4 are not tried.
+  // Iterative context bounding, for a bug of the same kind; a shrinker, not a proof: it
+  // spends at most about 6 s in all, and bounds above 4 are not tried.
   for (int bound = 0; bound < std::min(original, 5); ++bound) {
     ExploreOptions o;
     o.preemption_bound = bound;
-    o.max_executions = 2000;
-    o.time_limit_s = 5;
+    o.max_executions = 1000;
+    o.time_limit_s = 1.2;
     o.wanted_bug = [&](const Outcome& out) { return out.verdict == failing.verdict; };
     ExploreResult r = explore(program, o);
     if (r.bug && r.bug->verdict == failing.verdict) {

@@ -92,7 +92,7 @@ const ProtocolInfo kEpiLoad{
     },
     {"consumer-count-plus-one", "producer-start-phase-0", "producer-skips-empty-wait", "release-before-read",
      "tx-overcount", "tx-undercount-split", "single-stage-wrong-parity", "double-arrive", "explicit-without-signal",
-     "use-before-init", "reinit-live"},
+     "use-before-init", "reinit-live", "all-lanes-produce"},
 };
 
 using KernelFn = void (*)(const ResidualAddParams&);

@@ -32,6 +32,8 @@ enum class ResidualAddMutation : std::uint32_t {
   explicit_without_signal,    // consume_explicit and nobody signals empty: deadlock
   use_before_init,            // no sync_threads between init and use: misuse
   reinit_live,                // a second thread initialises the live barriers again: misuse
+  all_lanes_produce,          // every lane of the load warp follows the pipeline: a lane can
+                              // fall two phases behind the elected one: aliasing
 };
 
 struct ResidualAddParams {
@@ -128,7 +130,8 @@ MBCHECK_HD void residual_add_kernel(const ResidualAddParams& p) {
     // producer does). If every lane followed the pipeline, lane 0 could run two phases ahead
     // of a lagging lane, whose parity wait on empty[] would then alias: PTX does not keep
     // the lanes of a warp converged.
-    if (!P::elect_one()) return;
+    const bool elected = P::elect_one();
+    if (!elected && p.mutation != M::all_lanes_produce) return;
     for (std::uint32_t t = P::block_idx(); t < tiles; t += P::grid_dim()) {
       const std::uint32_t first = t * p.tile_elems;
       const std::uint32_t elems = p.num_elems - first < p.tile_elems ? p.num_elems - first : p.tile_elems;
@@ -143,6 +146,7 @@ MBCHECK_HD void residual_add_kernel(const ResidualAddParams& p) {
         continue;
       }
       auto stage = pipe.produce();
+      if (!elected) continue;  // all_lanes_produce: the other lanes only follow the phases
       if (p.mutation == M::tx_undercount_split && bytes >= 32) {
         const std::uint32_t half = bytes / 32 * 16;  // a multiple of 16
         stage.mbar().arrive_expect_tx(half);
