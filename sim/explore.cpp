@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/container/small_vector.hpp>
+#include <span>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <boost/container/small_vector.hpp>
 
 #include <fmt/format.h>
 
@@ -91,8 +91,13 @@ bool covers_all(const VClock& c, const VClock& other) {
 
 // Race candidates of one kind (e.g. the counter ops of one phase), with the join of their
 // clocks when it is kept.
+template <class List>
+std::span<const std::uint32_t> all_of(const List& l) {
+  return {l.data(), l.size()};
+}
+
 struct Group {
-  const std::vector<std::uint32_t>* members;
+  std::span<const std::uint32_t> members;
   const std::vector<std::uint32_t>* summary;  // may be null: then every member is checked
 };
 
@@ -115,8 +120,11 @@ struct Event {
   VClock clock;
 };
 
+// Event indices; most phases hold a few of each kind, so keep them inline.
+using EventList = boost::container::small_vector<std::uint32_t, 4>;
+
 struct PhaseEvents {
-  std::vector<std::uint32_t> counters, incs, obs_true, obs_false;
+  EventList counters, incs, obs_true, obs_false;
   std::int64_t completer = -1;  // the counter op that completed the phase
   VClock counter_summary;  // join of all counter ops of the phase
   VClock obs_summary;      // join of all successful observers of the phase
@@ -366,7 +374,7 @@ class DporSearch final : public Strategy, public StepObserver {
     candidates_.clear();
     for (const Group& g : groups_)
       if (!g.summary || !covers_all(acc, *g.summary))
-        candidates_.insert(candidates_.end(), g.members->begin(), g.members->end());
+        candidates_.insert(candidates_.end(), g.members.begin(), g.members.end());
     check(candidates_);
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
     acc[e.agent] = e.seq;
@@ -437,7 +445,7 @@ class DporSearch final : public Strategy, public StepObserver {
       e.cat = writes ? Cat::write : Cat::read;
       AddressHistory& h = addresses_[op.addr];
       if (h.last_write >= 0) early.push_back(static_cast<std::uint32_t>(h.last_write));
-      if (writes) groups.push_back({&h.reads_since, nullptr});
+      if (writes) groups.push_back({all_of(h.reads_since), nullptr});
       // a failed cas still read: it conflicts with writes only (handled above)
       return;
     }
@@ -468,9 +476,9 @@ class DporSearch final : public Strategy, public StepObserver {
       case OpKind::inval:
         e.cat = Cat::init;
         for (PhaseEvents& pe : h.phases) {
-          groups.push_back({&pe.counters, &pe.counter_summary});
-          groups.push_back({&pe.obs_true, &pe.obs_summary});
-          groups.push_back({&pe.obs_false, nullptr});
+          groups.push_back({all_of(pe.counters), &pe.counter_summary});
+          groups.push_back({all_of(pe.obs_true), &pe.obs_summary});
+          groups.push_back({all_of(pe.obs_false), nullptr});
         }
         return;
       case OpKind::wait:
@@ -491,12 +499,12 @@ class DporSearch final : public Strategy, public StepObserver {
             // A blocking wait cannot run before the ops that complete its phase; a poll can
             // (it answers false), so for a poll they are races.
             if (e.poll)
-              groups.push_back({&it->counters, &it->counter_summary});
+              groups.push_back({all_of(it->counters), &it->counter_summary});
             else
               forced.push_back(&it->counter_summary);
           }
           if (PhaseEvents* it = h.find(q + 1))
-            groups.push_back({&it->counters, &it->counter_summary});
+            groups.push_back({all_of(it->counters), &it->counter_summary});
         }
         return;
       }
@@ -511,16 +519,16 @@ class DporSearch final : public Strategy, public StepObserver {
     if (PhaseEvents* it = h.find(p)) {
       PhaseEvents& pe = *it;
       if (inc)
-        groups.push_back({&pe.counters, &pe.counter_summary});
+        groups.push_back({all_of(pe.counters), &pe.counter_summary});
       else
-        groups.push_back({&pe.incs, nullptr});
-      if (e.completed) groups.push_back({&pe.obs_false, nullptr});
+        groups.push_back({all_of(pe.incs), nullptr});
+      if (e.completed) groups.push_back({all_of(pe.obs_false), nullptr});
     }
     if (PhaseEvents* it = h.find(p - 1)) {
       PhaseEvents& prev = *it;
       // all counter ops and successful observers of the previous phase
-      groups.push_back({&prev.counters, &prev.counter_summary});
-      groups.push_back({&prev.obs_true, &prev.obs_summary});
+      groups.push_back({all_of(prev.counters), &prev.counter_summary});
+      groups.push_back({all_of(prev.obs_true), &prev.obs_summary});
     }
   }
 

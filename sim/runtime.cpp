@@ -73,7 +73,7 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
       dispatcher_ = ctx;
       dispatcher_ready_ = true;
     } else if (Runtime* rt = tl_runtime; rt && rt->newborn_ != kNoAgent) {
-      Agent& a = rt->agents_[rt->newborn_];
+      Agent& a = *rt->agent_at_[rt->newborn_];
       if (a.ctx == nullptr) a.ctx = ctx;
     }
   }
@@ -147,7 +147,7 @@ unsigned char* Runtime::shared_memory() { return cta_shared_memory(current_->cta
 // naming
 
 std::string Runtime::describe_agent(AgentId id) const {
-  const Agent& a = agents_[id];
+  const Agent& a = *agent_at_[id];
   if (a.kind == Agent::Kind::copy)
     return fmt::format("copy #{} (from {}thread {})", a.copy_seq,
                        shape_.ctas > 1 ? fmt::format("cta {} ", a.cta) : "", a.thread);
@@ -238,7 +238,7 @@ void Runtime::remove_enabled(Agent& a) {
   if (a.enabled_pos == ~0u) return;
   AgentId last = enabled_.back();
   enabled_[a.enabled_pos] = last;
-  agents_[last].enabled_pos = a.enabled_pos;
+  agent_at_[last]->enabled_pos = a.enabled_pos;
   enabled_.pop_back();
   a.enabled_pos = ~0u;
 }
@@ -260,7 +260,7 @@ void Runtime::announce(Agent& a) {
     a.state = Agent::State::blocked;
     if (cta.at_sync.size() == cta.live_threads) {
       races_.join_all(cta.at_sync);
-      for (AgentId id : cta.at_sync) add_enabled(agents_[id]);
+      for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
       cta.at_sync.clear();
     }
     return;
@@ -279,7 +279,7 @@ void Runtime::announce(Agent& a) {
 
 void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
   BarrierInfo& bi = info(bar);
-  for (AgentId id : bi.spin_waiters) add_enabled(agents_[id]);
+  for (AgentId id : bi.spin_waiters) add_enabled(*agent_at_[id]);
   bi.spin_waiters.clear();
   if (!phase_completed) return;
   // A new phase (or init) can also disable an enabled wait: one announced on uninitialised
@@ -287,7 +287,7 @@ void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
   std::vector<AgentId> fragile;
   fragile.swap(bi.fragile_waits);
   for (AgentId id : fragile) {
-    Agent& w = agents_[id];
+    Agent& w = *agent_at_[id];
     if (w.enabled_pos == ~0u || w.op.kind != OpKind::wait || w.op.bar != &bar) continue;  // it has moved on
     if (!is_enabled_now(w)) {
       remove_enabled(w);
@@ -299,7 +299,7 @@ void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
   }
   auto keep = bi.waiters.begin();
   for (AgentId id : bi.waiters) {
-    Agent& w = agents_[id];
+    Agent& w = *agent_at_[id];
     if (is_enabled_now(w))
       add_enabled(w);
     else
@@ -345,16 +345,16 @@ boost::fibers::context* Runtime::decide() {
       end(Verdict::pruned, "stopped by the strategy");
       break;
     }
-    if (pick >= agents_.size() || agents_[pick].enabled_pos == ~0u) {
+    if (pick >= agents_.size() || agent_at_[pick]->enabled_pos == ~0u) {
       end(Verdict::diverged,
           pick >= agents_.size()
               ? fmt::format("the schedule names agent {} at step {}, which does not exist here", pick, steps_)
               : fmt::format("the schedule runs {} at step {}, but it is not enabled here (it is at: {})",
-                            describe_agent(pick), steps_, describe_op(agents_[pick])));
+                            describe_agent(pick), steps_, describe_op(*agent_at_[pick])));
       break;
     }
     outcome_.schedule.push_back(pick);
-    Agent& a = agents_[pick];
+    Agent& a = *agent_at_[pick];
     remove_enabled(a);
     ++steps_;
     races_.tick(pick, steps_);
@@ -437,7 +437,7 @@ void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misu
   // The step that failed did not get to record itself: record it, marked.
   if (limits_.record_trace && last_agent_ != kNoAgent && v != Verdict::completed && v != Verdict::pruned &&
       (trace_.empty() || trace_.back().step != steps_)) {
-    const Agent& a = agents_[last_agent_];
+    const Agent& a = *agent_at_[last_agent_];
     trace_.push_back({steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "",
                       describe_op(a) + "  (fails here: " + to_string(v) + ")"});
   }
@@ -498,13 +498,13 @@ void Runtime::thread_finished(Agent& a) {
   --cta.live_threads;
   if (!cta.at_sync.empty() && cta.at_sync.size() == cta.live_threads) {
     races_.join_all(cta.at_sync);
-    for (AgentId id : cta.at_sync) add_enabled(agents_[id]);
+    for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
     cta.at_sync.clear();
   }
 }
 
 void Runtime::fiber_main(AgentId id) {
-  Agent& a = agents_[id];
+  Agent& a = *agent_at_[id];
   try {
     if (!over_) program_->thread_main();
   } catch (const Aborted&) {
@@ -582,6 +582,7 @@ Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std:
   c.total = bytes;
   c.op = first;
   agents_.push_back(c);
+  agent_at_.push_back(&agents_.back());
   races_.add_agent(c.id, issuer.id);  // the copy starts after everything its issuer did
   add_enabled(agents_.back());
   return agents_.back();
@@ -614,7 +615,7 @@ void Runtime::bulk_commit_group() {
   if (over_ || !current_) return;
   Agent& a = *current_;
   for (AgentId id : a.uncommitted_stores) {
-    agents_[id].committed = true;
+    agent_at_[id]->committed = true;
     ++a.committed_stores;
   }
   a.uncommitted_stores.clear();
@@ -644,7 +645,7 @@ void Runtime::land_store(Agent& c) {
   if (limits_.record_trace) record(c, nullptr);
   observe({c.id, c.op});
   c.state = Agent::State::finished;
-  Agent& issuer = agents_[c.thread_agent];
+  Agent& issuer = *agent_at_[c.thread_agent];
   races_.store_read(c.id, issuer.id);
   if (c.committed && --issuer.committed_stores == 0 && issuer.op.kind == OpKind::bulk_wait_read &&
       issuer.state == Agent::State::blocked)
@@ -855,6 +856,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   limits_ = limits;
   shape_ = program.shape();
   agents_.clear();
+  agent_at_.clear();
   barriers_.clear();
   enabled_.clear();
   trace_.clear();
@@ -883,6 +885,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
       a.cta = cta;
       a.thread = t;
       agents_.push_back(a);
+      agent_at_.push_back(&agents_.back());
       newborn_ = a.id;
       boost::fibers::fiber f(std::allocator_arg, stacks_->stacks, [this, id = a.id] { fiber_main(id); });
       f.detach();
@@ -894,8 +897,8 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   // touches nothing shared that the schedule could order differently.
   priming_ = true;
   for (std::uint32_t i = 0; i < threads_ && !over_; ++i) {
-    current_ = &agents_[i];
-    switch_to(agents_[i].ctx);
+    current_ = &*agent_at_[i];
+    switch_to(agent_at_[i]->ctx);
   }
   priming_ = false;
   if (!over_) {
@@ -904,9 +907,9 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   }
   // The execution is over: unwind every thread still inside protocol code.
   for (std::uint32_t i = 0; i < threads_; ++i) {
-    if (agents_[i].state == Agent::State::finished) continue;
-    current_ = &agents_[i];
-    switch_to(agents_[i].ctx);
+    if (agent_at_[i]->state == Agent::State::finished) continue;
+    current_ = &*agent_at_[i];
+    switch_to(agent_at_[i]->ctx);
   }
   current_ = nullptr;
   // Let Boost's dispatcher free the terminated fibers (and their stacks) now.

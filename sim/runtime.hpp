@@ -213,7 +213,7 @@ class Runtime {
 
   // --- for strategies --------------------------------------------------------------------
   const std::vector<AgentId>& enabled() const { return enabled_; }
-  const Agent& agent(AgentId id) const { return agents_[id]; }
+  const Agent& agent(AgentId id) const { return *agent_at_[id]; }
   std::size_t agent_count() const { return agents_.size(); }
   std::uint64_t steps() const { return steps_; }
   AgentId last_agent() const { return last_agent_; }
@@ -305,6 +305,7 @@ class Runtime {
   RunLimits limits_;
   LaunchShape shape_;
   std::deque<Agent> agents_;  // deque: references stay valid as copies are added
+  std::vector<Agent*> agent_at_;  // agents_[id] without the deque's index arithmetic
   std::vector<CtaInfo> ctas_;
   std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1
   std::vector<AgentId> enabled_;
