@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/check.hpp"
+#include "sim/crash.hpp"
 #include "sim/fuzz.hpp"
 #include "sim/visual.hpp"
 #include "sim/protocols.hpp"
@@ -231,6 +232,7 @@ int main(int argc, char** argv) {
     if (*check && (strategy_name == "random" || strategy_name == "pct")) {
       const auto given = check_flags.given();
       auto program = make_protocol(check_protocol, given);
+      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({check_protocol, program->options(), s}); });
       fuzz_opts.kind = strategy_name == "pct" ? FuzzKind::pct : FuzzKind::random;
       fuzz_opts.time_limit_s = check_opts.time_limit_s;
       fuzz_opts.max_steps = check_opts.max_steps;
@@ -307,6 +309,7 @@ int main(int argc, char** argv) {
     if (*check) {
       const auto given = check_flags.given();
       auto program = make_protocol(check_protocol, given);
+      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({check_protocol, program->options(), s}); });
       check_opts.strategy = strategy_name == "bounded" ? CheckStrategy::bounded : CheckStrategy::dpor;
       check_opts.jobs = fuzz_opts.jobs;
       check_opts.make_program = [&] { return std::unique_ptr<Program>(make_protocol(check_protocol, given)); };
@@ -362,6 +365,7 @@ int main(int argc, char** argv) {
 
     if (*run) {
       auto program = make_protocol(protocol, run_flags.given());
+      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({protocol, program->options(), s}); });
       fmt::print("mbcheck run {}  {}  seed={}\n", protocol, shape_line(program->options()), seed);
       Runtime rt;
       RandomStrategy strategy(seed);

@@ -134,6 +134,7 @@ Runtime::Runtime() : stacks_(std::make_unique<StackPool>()) {}
 Runtime::~Runtime() = default;
 
 Runtime& Runtime::current() { return *tl_runtime; }
+Runtime* Runtime::current_or_null() { return tl_runtime; }
 
 unsigned char* Runtime::cta_shared_memory(std::uint32_t cta) {
   auto& smem = ctas_[cta].smem;
@@ -357,6 +358,7 @@ boost::fibers::context* Runtime::decide() {
     Agent& a = *agent_at_[pick];
     remove_enabled(a);
     ++steps_;
+    accesses_in_step_ = 0;
     races_.tick(pick, steps_);
     last_agent_ = pick;
     if (a.kind == Agent::Kind::copy) {
@@ -829,6 +831,14 @@ void Runtime::end_race(const RaceDetector::Race& race) {
 
 void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
   if (over_ || !current_) return;
+  if (++accesses_in_step_ > limits_.max_accesses_per_step) {
+    end(Verdict::step_limit,
+        fmt::format("{} made {} loads/stores without reaching a barrier operation: an endless loop?",
+                    describe_agent(current_->id), limits_.max_accesses_per_step));
+    outcome_.culprits = {current_->id};
+    if (std::uncaught_exceptions() == 0) throw Aborted{};
+    return;
+  }
   if (auto race = races_.access(current_->id, addr, bytes, write)) {
     end_race(*race);
     if (std::uncaught_exceptions() == 0) throw Aborted{};

@@ -162,6 +162,9 @@ class StepObserver {
 struct RunLimits {
   std::uint64_t max_steps = 10'000'000;
   bool record_trace = false;     // keep a line per step (replay output)
+  // Loads and stores one thread may make between two visible operations before the step
+  // counts as endless (a loop that never reaches a barrier operation).
+  std::uint64_t max_accesses_per_step = 50'000'000;
 };
 
 struct Agent {
@@ -210,12 +213,14 @@ class Runtime {
 
   // The runtime of the calling OS thread, while an execution runs.
   static Runtime& current();
+  static Runtime* current_or_null();  // none outside an execution
 
   // --- for strategies --------------------------------------------------------------------
   const std::vector<AgentId>& enabled() const { return enabled_; }
   const Agent& agent(AgentId id) const { return *agent_at_[id]; }
   std::size_t agent_count() const { return agents_.size(); }
   std::uint64_t steps() const { return steps_; }
+  const std::vector<AgentId>& schedule_so_far() const { return outcome_.schedule; }
   AgentId last_agent() const { return last_agent_; }
   std::string describe_agent(AgentId id) const;   // "thread 37 (warp 1 lane 5)"
   std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
@@ -312,6 +317,7 @@ class Runtime {
   std::uint32_t threads_ = 0;
   std::uint32_t unfinished_threads_ = 0;
   std::uint64_t steps_ = 0;
+  std::uint64_t accesses_in_step_ = 0;
   std::uint64_t copies_ = 0;
   AgentId last_agent_ = kNoAgent;
   Agent* current_ = nullptr;

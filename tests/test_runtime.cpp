@@ -5,7 +5,12 @@
 #include <functional>
 #include <stdexcept>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim/crash.hpp"
 #include "sim/host_platform.hpp"
+#include "sim/replay_token.hpp"
 #include "sim/runtime.hpp"
 #include "sim/strategy.hpp"
 #include "spec/mbarrier.hpp"
@@ -288,4 +293,52 @@ TEST_CASE("straight-line polls are not a spin loop: the third failed poll still 
   });
   Outcome out = run(prog, 1);
   CHECK(out.verdict == Verdict::completed);
+}
+
+TEST_CASE("a thread looping over data without a barrier operation ends as a step limit, not a hang",
+          "[runtime][step-limit]") {
+  static float word[4];
+  LambdaProgram prog(2, [] {
+    if (P::thread_idx() == 1)
+      for (;;) P::store(&word[0], P::load(&word[1]));
+  });
+  RunLimits limits;
+  limits.max_accesses_per_step = 100000;
+  Outcome out = run(prog, 1, limits);
+  CHECK(out.verdict == Verdict::step_limit);
+  CHECK_THAT(out.message, Catch::Contains("thread 1 (warp 0 lane 1) made 100000 loads/stores without reaching a "
+                                          "barrier operation"));
+}
+
+TEST_CASE("a protocol that crashes the process leaves a replay token of the schedule so far", "[runtime][crash]") {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    dup2(out[1], STDERR_FILENO);
+    install_crash_reporter([](const std::vector<AgentId>& s) { return encode_token({"demo", {}, s}); });
+    LambdaProgram prog(2, [] {
+      one_shot_signal();
+      if (P::thread_idx() == 1) {
+        volatile int* null = nullptr;
+        *null = 1;  // the protocol's own bug
+      }
+    });
+    run(prog, 1);
+    _exit(0);  // not reached
+  }
+  close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK_THAT(text, Catch::Contains("mbcheck: the protocol crashed (Segmentation fault)") &&
+                       Catch::Contains("replay:  mb1:demo::"));
+  // The printed schedule replays up to the crash point: it names existing agents only.
+  const auto token = decode_token(text.substr(text.find("mb1:")));
+  CHECK(!token.schedule.empty());
+  for (AgentId a : token.schedule) CHECK(a < 2);
 }
