@@ -575,40 +575,46 @@ class DporSearch final : public Strategy, public StepObserver {
     const Event& e1 = events_[earlier];
     if (earlier >= nodes.size()) return;
     DporNode& node = nodes[earlier];
-    // v = the events after e1 that do not depend on it, then the later event.
-    std::unordered_map<AgentId, std::uint32_t> first_seq;  // agent -> seq of its first event in v
-    std::vector<std::uint32_t> v;
+    // v = the events after e1 that do not depend on it, then the later event. For each agent
+    // in v: the seq of its first event there (flat buffers, reused: races are frequent).
+    std::vector<std::uint32_t>& v = race_v_;
+    v.clear();
+    for (AgentId a : first_agents_) first_seq_[a] = 0;
+    first_agents_.clear();
     for (std::uint32_t j = earlier + 1; j < later; ++j) {
       const Event& ej = events_[j];
       if (covers(ej.clock, e1.agent, e1.seq)) continue;
       v.push_back(j);
-      first_seq.try_emplace(ej.agent, ej.seq);
+      if (first_seq_.size() <= ej.agent) first_seq_.resize(ej.agent + 1, 0);
+      if (first_seq_[ej.agent] == 0) {
+        first_seq_[ej.agent] = ej.seq;
+        first_agents_.push_back(ej.agent);
+      }
     }
     const AgentId later_agent = later_event.agent;
+    auto in_v = [&](AgentId q) { return q < first_seq_.size() && first_seq_[q] != 0; };
     auto is_initial = [&](AgentId q) {
-      auto it = first_seq.find(q);
-      const VClock* clock;
-      if (it == first_seq.end()) {
+      const VClock* clock = nullptr;
+      if (!in_v(q)) {
         if (q != later_agent) return false;
         clock = &later_event.clock;
       } else {
-        clock = nullptr;
         for (auto j : v)
           if (events_[j].agent == q) {
             clock = &events_[j].clock;
             break;
           }
       }
-      for (const auto& [a, s] : first_seq)
-        if (a != q && covers(*clock, a, s)) return false;
+      for (AgentId a : first_agents_)
+        if (a != q && covers(*clock, a, first_seq_[a])) return false;
       return true;
     };
     AgentId add = v.empty() ? later_agent : events_[v.front()].agent;
     if (earlier < floor) {
       Deferred d{earlier, {}, add};
-      for (const auto& [a, seq] : first_seq)
+      for (AgentId a : first_agents_)
         if (is_initial(a)) d.initials.push_back(a);
-      if (!first_seq.count(later_agent) && is_initial(later_agent)) d.initials.push_back(later_agent);
+      if (!in_v(later_agent) && is_initial(later_agent)) d.initials.push_back(later_agent);
       deferred.push_back(std::move(d));
       return;
     }
@@ -627,6 +633,8 @@ class DporSearch final : public Strategy, public StepObserver {
   std::vector<Event> events_;  // slots; the first n_events_ are this execution's
   std::size_t n_events_ = 0;
   std::vector<std::uint32_t> early_, candidates_;
+  std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)
+  std::vector<AgentId> first_agents_;
   std::vector<Group> groups_;
   std::vector<const VClock*> forced_;
   std::vector<std::int64_t> last_event_;
