@@ -116,6 +116,7 @@ TEST_CASE("DPOR runs one execution per equivalence class: its count equals brute
                          bundled("epi-load", tiny({{"copy-pieces", "2"}})),
                          bundled("epi-load", tiny({{"store-warps", "2"}, {"threads-per-warp", "1"}, {"tiles", "3"}})),
                          bundled("epi-load", tiny({{"mutation", "use-before-init"}})),
+                         bundled("tma-store", {{"warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"rounds", "2"}}),
                          lambda("poll-then-wait", 2, poll_then_wait), lambda("split-transaction", 4, split_transaction),
                          lambda("two-rounds", 2, two_rounds));
   INFO(c.name);
@@ -266,22 +267,6 @@ TEST_CASE("TMA store: stores to shared memory need fence.proxy.async before the 
   CHECK(check_tma({{"mutation", "skip-read-wait"}, {"rounds", "1"}}).verdict == CheckVerdict::verified);
 }
 
-TEST_CASE("TMA store: DPOR's count equals brute force's classes", "[explore][tma-store][optimality]") {
-  Opts o{{"warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"rounds", "2"}};
-  auto run = [&](SearchKind kind) {
-    auto prog = make_protocol("tma-store", o);
-    ExploreOptions eo;
-    eo.kind = kind;
-    eo.stop_at_first_bug = false;
-    eo.count_classes = kind == SearchKind::brute_force;
-    return explore(*prog, eo);
-  };
-  auto brute = run(SearchKind::brute_force);
-  auto dpor = run(SearchKind::dpor);
-  REQUIRE(brute.stats.complete);
-  CHECK(dpor.stats.executions == brute.stats.classes);
-  CHECK_FALSE(dpor.bug);
-}
 
 TEST_CASE("exhaustive search with several jobs gives exactly the result of one", "[explore][dpor][jobs]") {
   struct Case {
