@@ -136,6 +136,13 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
     if (!replay_token.empty()) out += fmt::format("replay:   {}\n", replay_token);
   }
   const ExploreStats& s = r.stats;
+  if (r.verdict == CheckVerdict::verified)
+    out += fmt::format(
+        "proved:   for this shape, every schedule ({} class{} of equivalent interleavings{}) ends with every thread "
+        "finished: no deadlock, livelock, data race, mbarrier misuse or phase aliasing, and the protocol's own "
+        "output check passes\n",
+        s.executions, s.executions == 1 ? "" : "es",
+        r.preemption_bound >= 0 ? "; no schedule needed more preemptions than the bound" : "");
   std::string what = to_string(r.verdict);
   if (r.counterexample) what = fmt::format("bug: {}", to_string(r.counterexample->kind));
   std::string scope;
