@@ -73,6 +73,9 @@ class FloatBuffer {
   std::size_t offset_ = 0;
 };
 
+// The most threads one execution simulates (each a fiber with a 64 KiB stack: 1 GiB).
+constexpr std::uint64_t kMaxHostThreads = 16384;
+
 // --- epi-load: the residual-add epilogue over EpiLoadPipeline ---------------------------
 
 const ProtocolInfo kEpiLoad{
@@ -151,6 +154,11 @@ class EpiLoadProgram final : public BundledProgram {
       throw ShapeError(fmt::format("{} threads per CTA (1 load warp + {} store warps of {}): a CTA has at most "
                                    "1024 threads",
                                    shape_.threads_per_cta, params_.store_warps, shape_.warp_size));
+    // Every simulated thread is a fiber with a 64 KiB stack.
+    if (std::uint64_t{shape_.ctas} * shape_.threads_per_cta > kMaxHostThreads)
+      throw ShapeError(fmt::format("{} CTAs of {} threads: the host simulates at most {} threads in all (one fiber "
+                                   "each); use fewer CTAs",
+                                   shape_.ctas, shape_.threads_per_cta, kMaxHostThreads));
     const std::uint64_t elems = std::uint64_t{tiles - 1} * params_.tile_elems + (last ? last : params_.tile_elems);
     if (elems > std::numeric_limits<std::uint32_t>::max() / 2)
       throw ShapeError(fmt::format("{} elements in all: too large for one run", elems));

@@ -42,6 +42,7 @@ expect_usage "--stages 0: must be in [1, 8]" run epi-load --stages 0
 expect_usage "a CTA has at most 1024 threads" run epi-load --store-warps 40
 expect_usage "exceeds the mbarrier tx-count limit 2^20-1" run epi-load --tile-elems 400000
 expect_usage "unknown protocol 'nope'" run nope
+expect_usage "the host simulates at most 16384 threads in all" run epi-load --ctas 1024
 expect_usage "--bogus-flag" run epi-load --bogus-flag 3
 expect_usage "--tiles x: not a whole number" run epi-load --tiles x
 expect_usage "malformed replay token: a replay token starts with 'mb1:'" replay garbage
