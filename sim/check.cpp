@@ -111,6 +111,9 @@ CheckResult check_program(Program& program, const CheckOptions& options) {
   eo.progress = options.progress;
   eo.jobs = options.jobs;
   eo.make_program = options.make_program;
+  eo.shard_dir = options.shard_dir;
+  eo.shard_index = options.shard_index;
+  eo.shard_count = options.shard_count;
   ExploreResult er = explore(program, eo);
   CheckResult result;
   result.stats = er.stats;

@@ -30,6 +30,8 @@ struct CheckOptions {
   std::function<void(const ExploreStats&, double covered)> progress;  // see ExploreOptions
   unsigned jobs = 1;                                         // see ExploreOptions
   std::function<std::unique_ptr<Program>()> make_program;    // needed for jobs > 1
+  std::string shard_dir;                                     // see ExploreOptions
+  unsigned shard_index = 0, shard_count = 1;
 };
 
 enum class CheckVerdict : std::uint8_t { verified, bug, incomplete };

@@ -11,6 +11,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include <fmt/format.h>
 
 namespace mbcheck::sim {
@@ -769,6 +776,116 @@ class WavePool {
   bool quit_ = false;
 };
 
+// --- sharding: wave subtrees shared through files ----------------------------------------
+
+nlohmann::json to_json(const Outcome& o) {
+  return {{"verdict", static_cast<int>(o.verdict)},
+          {"misuse", o.misuse ? static_cast<int>(*o.misuse) : -1},
+          {"message", o.message},
+          {"details", o.details},
+          {"schedule", o.schedule},
+          {"steps", o.steps},
+          {"culprits", o.culprits}};
+}
+
+Outcome outcome_from_json(const nlohmann::json& j) {
+  Outcome o;
+  o.verdict = static_cast<Verdict>(j.at("verdict").get<int>());
+  if (int m = j.at("misuse").get<int>(); m >= 0) o.misuse = static_cast<MisuseKind>(m);
+  o.message = j.at("message").get<std::string>();
+  o.details = j.at("details").get<std::vector<std::string>>();
+  o.schedule = j.at("schedule").get<std::vector<AgentId>>();
+  o.steps = j.at("steps").get<std::uint64_t>();
+  o.culprits = j.at("culprits").get<std::vector<AgentId>>();
+  return o;
+}
+
+nlohmann::json to_json(const WaveResult& w) {
+  nlohmann::json deferred = nlohmann::json::array();
+  for (const auto& d : w.deferred) deferred.push_back({d.node, d.initials, d.fallback});
+  nlohmann::json j = {{"executions", w.stats.executions}, {"redundant", w.stats.redundant},
+                      {"blocked", w.stats.blocked},       {"transitions", w.stats.transitions},
+                      {"races", w.stats.races},           {"bound_cut", w.stats.bound_cut},
+                      {"stopped", w.stopped},             {"deferred", deferred}};
+  if (w.bug) j["bug"] = to_json(*w.bug);
+  return j;
+}
+
+WaveResult wave_result_from_json(const nlohmann::json& j) {
+  WaveResult w;
+  w.stats.executions = j.at("executions");
+  w.stats.redundant = j.at("redundant");
+  w.stats.blocked = j.at("blocked");
+  w.stats.transitions = j.at("transitions");
+  w.stats.races = j.at("races");
+  w.stats.bound_cut = j.at("bound_cut");
+  w.stopped = j.at("stopped");
+  for (const auto& d : j.at("deferred"))
+    w.deferred.push_back({d.at(0).get<std::size_t>(), d.at(1).get<std::vector<AgentId>>(), d.at(2).get<AgentId>()});
+  if (j.contains("bug")) w.bug = outcome_from_json(j.at("bug"));
+  return w;
+}
+
+// Runs a wave's items across shard processes: each item is computed by the shard whose
+// exclusive create of its lock file succeeds; the others wait for its result file.
+class ShardExchange {
+ public:
+  ShardExchange(std::string dir, unsigned index, unsigned count) : dir_(std::move(dir)), index_(index), count_(count) {}
+
+  std::vector<WaveResult> run(std::size_t n, const std::function<WaveResult(std::size_t)>& compute,
+                              std::uint64_t* own_executions) {
+    const std::uint64_t wave = waves_++;
+    std::vector<WaveResult> results(n);
+    std::vector<bool> have(n, false);
+    // Start at this shard's own offset, so concurrent shards claim different items first.
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = (j + index_ * n / count_) % n;
+      if (load(wave, i, results[i])) {
+        have[i] = true;
+      } else if (claim(wave, i)) {
+        results[i] = compute(i);
+        *own_executions += results[i].stats.executions;
+        store(wave, i, results[i]);
+        have[i] = true;
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      while (!have[i]) {
+        if (load(wave, i, results[i]))
+          have[i] = true;
+        else
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    return results;
+  }
+
+ private:
+  std::string path(std::uint64_t wave, std::size_t i, const char* ext) const {
+    return fmt::format("{}/w{}-{}.{}", dir_, wave, i, ext);
+  }
+  bool claim(std::uint64_t wave, std::size_t i) const {
+    const int fd = ::open(path(wave, i, "lock").c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    if (fd < 0) return false;
+    ::close(fd);
+    return true;
+  }
+  void store(std::uint64_t wave, std::size_t i, const WaveResult& r) const {
+    const std::string tmp = path(wave, i, "tmp"), final_path = path(wave, i, "json");
+    std::ofstream(tmp) << to_json(r).dump();
+    std::rename(tmp.c_str(), final_path.c_str());  // atomic: readers see all or nothing
+  }
+  bool load(std::uint64_t wave, std::size_t i, WaveResult& out) const {
+    std::ifstream in(path(wave, i, "json"));
+    if (!in) return false;
+    out = wave_result_from_json(nlohmann::json::parse(in));
+    return true;
+  }
+
+  std::string dir_;
+  unsigned index_, count_;
+  std::uint64_t waves_ = 0;
+};
+
 }  // namespace
 
 ExploreResult explore(Program& program, const ExploreOptions& options,
@@ -784,12 +901,16 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   DporSearch classifier;  // brute force: only its events and clocks, no search state
   std::unordered_set<std::string> classes;
   auto last_progress = start;
-  const bool parallel = options.kind == SearchKind::dpor && options.jobs > 1 && options.make_program &&
-                        options.max_executions == 0;
+  const bool sharded = options.kind == SearchKind::dpor && options.shard_count > 1;
+  const bool parallel = options.kind == SearchKind::dpor && options.max_executions == 0 &&
+                        (sharded || (options.jobs > 1 && options.make_program));
   std::unique_ptr<WavePool> pool;
-  if (parallel) pool = std::make_unique<WavePool>(options.jobs - 1, options.make_program);
+  if (parallel && !sharded) pool = std::make_unique<WavePool>(options.jobs - 1, options.make_program);
+  std::unique_ptr<ShardExchange> exchange;
+  if (sharded) exchange = std::make_unique<ShardExchange>(options.shard_dir, options.shard_index, options.shard_count);
   auto account = [&](const Outcome& out) {  // one finished execution; true: stop here
     result.stats.transitions += out.steps;
+    if (out.verdict != Verdict::pruned) ++result.stats.own_executions;
     if (out.verdict == Verdict::pruned) {
       ++result.stats.redundant;
       return false;
@@ -809,7 +930,12 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
     DporNode& n = dpor.nodes.back();
     std::vector<WaveItem> items;
     AgentSet done = n.done;  // as when n.chosen's exploration begins
-    items.push_back({n.chosen, done});
+    auto add_item = [&](AgentId q) {
+      items.emplace_back();
+      items.back().alternative = q;
+      items.back().done = done;
+    };
+    add_item(n.chosen);
     done.push_back(n.chosen);
     for (AgentId q : n.backtrack) {
       if (contains(done, q) || contains(n.sleep, q)) continue;
@@ -818,15 +944,20 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
         ++dpor.bound_cut;
         continue;
       }
-      items.push_back({q, done});
+      add_item(q);
       done.push_back(q);
     }
     std::vector<WaveResult> results(items.size());
     const std::vector<DporNode> prefix = dpor.nodes;
     const bool keep = static_cast<bool>(on_execution);
-    pool->run(items.size(), program, rt, [&](Program& p, Runtime& r, std::size_t i) {
-      results[i] = run_subtree(p, r, prefix, items[i], options, keep);
-    });
+    if (exchange)
+      results = exchange->run(
+          items.size(), [&](std::size_t i) { return run_subtree(program, rt, prefix, items[i], options, false); },
+          &result.stats.own_executions);
+    else
+      pool->run(items.size(), program, rt, [&](Program& p, Runtime& r, std::size_t i) {
+        results[i] = run_subtree(p, r, prefix, items[i], options, keep);
+      });
     n.done = done;
     n.chosen = items.back().alternative;
     for (WaveResult& w : results) {
@@ -873,7 +1004,9 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
       break;
     }
     bool more = options.kind == SearchKind::dpor ? dpor.advance() : brute.advance();
-    // In parallel, a node with several alternatives left runs them as a wave.
+    // In parallel, a node with several alternatives left runs them as a wave. (Sharded, the
+    // stretches in between run in every shard: handing single alternatives out too would give
+    // the whole rest of the search to whichever shard claims the first one.)
     while (parallel && more && pending_here() >= 2) {
       if (run_wave()) {
         stopped = true;

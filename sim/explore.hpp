@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/runtime.hpp"
 
@@ -29,6 +30,7 @@ struct ExploreStats {
   std::uint64_t classes = 0;      // brute_force with count_classes: distinct equivalence classes
   std::uint64_t races = 0;        // dpor: races found (reversals considered)
   std::uint64_t bound_cut = 0;    // dpor with a preemption bound: alternatives it skipped
+  std::uint64_t own_executions = 0;  // sharded: executions this shard ran itself
   double seconds = 0;
   bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
 };
@@ -47,6 +49,12 @@ struct ExploreOptions {
   // same as with one job (sibling subtrees run in parallel, their effects merge in order).
   unsigned jobs = 1;
   std::function<std::unique_ptr<Program>()> make_program;
+  // dpor, sharded across processes: shard `shard_index` of `shard_count` (0-based) shares the
+  // subtrees of every wave with the other shards through files in `shard_dir` (a directory
+  // all shards see, empty at the start). Each subtree is computed once, by the shard that
+  // claims it; every shard ends with the full, identical result.
+  std::string shard_dir;
+  unsigned shard_index = 0, shard_count = 1;
   // Called about twice a second with the statistics so far and (dpor) an estimate of the
   // share of the search tree covered, in [0, 1].
   std::function<void(const ExploreStats&, double covered)> progress;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -174,6 +175,12 @@ int main(int argc, char** argv) {
   check->add_flag("--no-shrink", no_shrink, "random/pct: print the failing run's own schedule");
   bool quiet = false;
   check->add_flag("--quiet", quiet, "no progress line on stderr");
+  std::string shard_spec, shard_dir;
+  auto* shard_opt = check->add_option("--shard", shard_spec,
+                                      "dpor/bounded: run as shard i of n (i/n, 1-based), sharing the work through "
+                                      "--shard-dir with the other shards");
+  check->add_option("--shard-dir", shard_dir, "a directory all shards see, empty at the start")->needs(shard_opt);
+  shard_opt->needs("--shard-dir");
   check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
@@ -206,6 +213,10 @@ int main(int argc, char** argv) {
   token_opt->excludes(file_opt);
   VisualFiles replay_visuals;
   replay_visuals.add_to(replay);
+
+  auto* merge = app.add_subcommand("merge", "combine the --json results of the shards of one search into one verdict");
+  std::vector<std::string> merge_files;
+  merge->add_option("results", merge_files, "one `check --shard ... --json` output file per shard")->required();
 
   try {
     app.parse(argc, argv);
@@ -313,6 +324,35 @@ int main(int argc, char** argv) {
       check_opts.strategy = strategy_name == "bounded" ? CheckStrategy::bounded : CheckStrategy::dpor;
       check_opts.jobs = fuzz_opts.jobs;
       check_opts.make_program = [&] { return std::unique_ptr<Program>(make_protocol(check_protocol, given)); };
+      if (!shard_spec.empty()) {
+        unsigned i = 0, n = 0;
+        char slash = 0;
+        std::istringstream in(shard_spec);
+        if (!(in >> i >> slash >> n) || slash != '/' || !in.eof() || n < 1 || i < 1 || i > n)
+          return usage_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n", shard_spec));
+        check_opts.shard_index = i - 1;
+        check_opts.shard_count = n;
+        check_opts.shard_dir = shard_dir;
+        std::error_code ec;
+        std::filesystem::create_directories(shard_dir, ec);
+        if (ec) return usage_error(fmt::format("--shard-dir {}: {}", shard_dir, ec.message()));
+        // The directory belongs to one search: refuse results of another.
+        const std::string what = fmt::format("{} {} strategy={} preemptions={} max-steps={} shards={}\n",
+                                             check_protocol, shape_line(program->options()), strategy_name,
+                                             strategy_name == "bounded" ? check_opts.preemptions : -1,
+                                             check_opts.max_steps, check_opts.shard_count);
+        const auto id_path = std::filesystem::path(shard_dir) / "search.txt";
+        const auto tmp_path = std::filesystem::path(shard_dir) / fmt::format("search.{}.tmp", check_opts.shard_index);
+        std::ofstream(tmp_path) << what;
+        std::filesystem::create_hard_link(tmp_path, id_path, ec);  // fails if another shard made it first
+        std::filesystem::remove(tmp_path);
+        std::ifstream id_in(id_path);
+        std::stringstream id_text;
+        id_text << id_in.rdbuf();
+        if (id_text.str() != what)
+          return usage_error(fmt::format("--shard-dir {} holds the work of another search ({}); use an empty directory",
+                                         shard_dir, id_text.str().substr(0, id_text.str().find('\n'))));
+      }
       if (!json)
         fmt::print("mbcheck check {}  {}  strategy={}{} jobs={}\n", check_protocol, shape_line(program->options()),
                    strategy_name,
@@ -342,12 +382,19 @@ int main(int argc, char** argv) {
         j["transitions"] = s.transitions;
         j["seconds"] = s.seconds;
         j["complete"] = s.complete;
+        if (check_opts.shard_count > 1) {
+          j["shard"] = fmt::format("{}/{}", check_opts.shard_index + 1, check_opts.shard_count);
+          j["own_executions"] = s.own_executions;
+        }
         if (result.preemption_bound >= 0) {
           j["preemption_bound"] = result.preemption_bound;
           j["beyond_bound"] = s.bound_cut;
         }
         fmt::print("{}\n", j.dump(2));
       } else {
+        if (check_opts.shard_count > 1)
+          fmt::print("shard {}/{}: this shard ran {} of the {} executions itself\n", check_opts.shard_index + 1,
+                     check_opts.shard_count, result.stats.own_executions, result.stats.executions);
         fmt::print("{}", format_report(result, token));
       }
       if (result.counterexample &&
@@ -377,6 +424,46 @@ int main(int argc, char** argv) {
                              encode_token({protocol, program->options(), out.schedule})))
         return kExitUsage;
       return code;
+    }
+
+    if (*merge) {
+      // Every shard ends with the whole result; merging checks they agree and adds up who
+      // did what.
+      nlohmann::json first;
+      std::uint64_t own_total = 0;
+      std::string shares;
+      for (const auto& file : merge_files) {
+        std::ifstream in(file);
+        if (!in) return usage_error(fmt::format("cannot read {}", file));
+        nlohmann::json j;
+        try {
+          j = nlohmann::json::parse(in);
+        } catch (const nlohmann::json::exception& e) {
+          return usage_error(fmt::format("{} is not a check --json result: {}", file, e.what()));
+        }
+        if (!j.contains("shard") || !j.contains("own_executions"))
+          return usage_error(fmt::format("{} is not the result of a sharded check (no \"shard\")", file));
+        for (const char* key : {"protocol", "options", "strategy", "verdict", "kind", "executions", "transitions",
+                                "replay"})
+          if (!first.is_null() && first[key] != j[key])
+            return usage_error(fmt::format("{} disagrees with {} on \"{}\": not shards of one search", file,
+                                           merge_files.front(), key));
+        own_total += j["own_executions"].get<std::uint64_t>();
+        shares += fmt::format("{}shard {}: {}", shares.empty() ? "" : ", ", j["shard"].get<std::string>(),
+                              j["own_executions"].get<std::uint64_t>());
+        if (first.is_null()) first = j;
+      }
+      const std::string verdict = first["verdict"];
+      fmt::print("merged {} shard results of mbcheck check {}: executions run by each: {} ({} in all; the stretches "
+                 "between waves run in every shard)\n",
+                 merge_files.size(), first["protocol"].get<std::string>(), shares, own_total);
+      if (verdict == "bug") fmt::print("replay:  {}\n", first["replay"].get<std::string>());
+      // The verdict line of the unsharded search, without its time.
+      fmt::print("{}{}: {} executions, {} transitions, {} blocked, {} redundant\n", verdict,
+                 verdict == "bug" ? fmt::format(": {}", first["kind"].get<std::string>()) : "",
+                 first["executions"].get<std::uint64_t>(), first["transitions"].get<std::uint64_t>(),
+                 first["blocked"].get<std::uint64_t>(), first["redundant"].get<std::uint64_t>());
+      return verdict == "verified" ? kExitOk : verdict == "bug" ? kExitBug : kExitIncomplete;
     }
 
     if (*replay) {

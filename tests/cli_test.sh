@@ -109,6 +109,27 @@ two=$("$MBCHECK" check lastzero --n 8 --jobs 2 | tail -n 1 | sed 's/, [0-9.]* s$
 if [ "$one" = "$two" ] && [ -n "$one" ]; then echo "ok:   check --jobs 2 = --jobs 1: $one"; else
   echo "FAIL: check --jobs 2 gave '$two', --jobs 1 gave '$one'"; failures=$((failures + 1)); fi
 
+# --shard i/n: three shards (run at once, then one after another) merge to the unsharded result.
+whole=$("$MBCHECK" check lastzero --n 7 | tail -n 1 | sed 's/, [0-9.]* s$//')
+for i in 1 2 3; do "$MBCHECK" check lastzero --n 7 --shard $i/3 --shard-dir "$tmp/shards" --json >"$tmp/shard$i.json" & done
+wait
+expect 0 "merged 3 shard results" -- merge "$tmp/shard1.json" "$tmp/shard2.json" "$tmp/shard3.json"
+merged=$(tail -n 1 "$tmp/out")
+[ "$merged" = "$whole" ] && echo "ok:   3 concurrent shards merge to: $merged" ||
+  { echo "FAIL: shards merged to '$merged', the whole search gave '$whole'"; failures=$((failures + 1)); }
+for i in 1 2 3; do "$MBCHECK" check lastzero --n 7 --shard $i/3 --shard-dir "$tmp/seq" --json >"$tmp/seq$i.json"; done
+expect 0 "verified: " -- merge "$tmp/seq1.json" "$tmp/seq2.json" "$tmp/seq3.json"
+merged=$(tail -n 1 "$tmp/out")
+[ "$merged" = "$whole" ] && echo "ok:   3 shards one after another merge to: $merged" ||
+  { echo "FAIL: sequential shards merged to '$merged', the whole search gave '$whole'"; failures=$((failures + 1)); }
+for i in 1 2; do "$MBCHECK" check epi-load --tiles 3 --mutation tx-overcount --shard $i/2 --shard-dir "$tmp/bug" --json >"$tmp/bug$i.json" & done
+wait
+expect 1 "bug: deadlock" -- merge "$tmp/bug1.json" "$tmp/bug2.json"
+expect_usage "--shard 4/3: expected i/n with 1 <= i <= n" check lastzero --shard 4/3 --shard-dir "$tmp/x"
+expect_usage "is not the result of a sharded check" merge "$tmp/json"
+expect_usage "holds the work of another search" check lastzero --n 6 --shard 1/3 --shard-dir "$tmp/shards"
+expect_usage "disagrees with" merge "$tmp/shard1.json" "$tmp/bug1.json"
+
 # fuzzing: a bug is exit 1, no bug is incomplete (3): fuzzing proves nothing.
 expect 1 "bug: assertion: PCT run" -- check ordering-bug --strategy pct --depth 1 --runs 50
 expect 1 "each run finds a depth-1 bug with probability >= 1/(n k^0) = 0.5" -- check ordering-bug --strategy pct --depth 1 --runs 50
