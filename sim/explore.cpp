@@ -961,6 +961,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
     n.done = done;
     n.chosen = items.back().alternative;
     for (WaveResult& w : results) {
+      if (!exchange) result.stats.own_executions += w.stats.executions;  // this process ran them
       result.stats.transitions += w.stats.transitions;
       result.stats.executions += w.stats.executions;
       result.stats.redundant += w.stats.redundant;

@@ -30,7 +30,7 @@ struct ExploreStats {
   std::uint64_t classes = 0;      // brute_force with count_classes: distinct equivalence classes
   std::uint64_t races = 0;        // dpor: races found (reversals considered)
   std::uint64_t bound_cut = 0;    // dpor with a preemption bound: alternatives it skipped
-  std::uint64_t own_executions = 0;  // sharded: executions this shard ran itself
+  std::uint64_t own_executions = 0;  // executions this process ran (sharded: this shard's share)
   double seconds = 0;
   bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
 };
@@ -52,7 +52,8 @@ struct ExploreOptions {
   // dpor, sharded across processes: shard `shard_index` of `shard_count` (0-based) shares the
   // subtrees of every wave with the other shards through files in `shard_dir` (a directory
   // all shards see, empty at the start). Each subtree is computed once, by the shard that
-  // claims it; every shard ends with the full, identical result.
+  // claims it; every shard ends with the full, identical result. `on_execution` does not see
+  // the executions of shared subtrees (they may have run in another process).
   std::string shard_dir;
   unsigned shard_index = 0, shard_count = 1;
   // Called about twice a second with the statistics so far and (dpor) an estimate of the
