@@ -50,6 +50,31 @@ struct Buffers {
   }
 };
 
+// Seeded inputs and the CPU reference for them.
+struct HostInputs {
+  std::vector<float> accum, c, expected;
+  HostInputs(unsigned long long seed, unsigned n, float beta) : accum(n), c(n), expected(n) {
+    SplitMix64 gen{seed};
+    for (unsigned i = 0; i < n; ++i) {
+      accum[i] = gen.real();
+      c[i] = gen.real();
+    }
+    mbcheck::residual_add_reference(accum.data(), c.data(), beta, expected.data(), n);
+  }
+};
+
+// Copies the inputs to `buf`, poisons D (a NaN pattern no result can match) and points `p` at
+// the buffers.
+void upload(const HostInputs& in, Buffers& buf, ResidualAddParams& p) {
+  const size_t bytes = in.accum.size() * sizeof(float);
+  MBCHECK_CUDA(cudaMemcpy(buf.accum, in.accum.data(), bytes, cudaMemcpyHostToDevice));
+  MBCHECK_CUDA(cudaMemcpy(buf.c, in.c.data(), bytes, cudaMemcpyHostToDevice));
+  MBCHECK_CUDA(cudaMemset(buf.d, 0xff, bytes));
+  p.accum = buf.accum;
+  p.c = buf.c;
+  p.d = buf.d;
+}
+
 unsigned sm_count() {
   int device = 0, sms = 0;
   MBCHECK_CUDA(cudaGetDevice(&device));
@@ -66,22 +91,12 @@ bool run_case(const Case& k, unsigned long long seed) {
   p.store_warps = k.store_warps;
   const unsigned ctas = k.ctas ? k.ctas : sm_count() * static_cast<unsigned>(residual_add_ctas_per_sm(p, k.stages));
 
-  std::vector<float> accum(k.num_elems), c(k.num_elems), d(k.num_elems), expected(k.num_elems);
-  SplitMix64 gen{seed};
-  for (unsigned i = 0; i < k.num_elems; ++i) {
-    accum[i] = gen.real();
-    c[i] = gen.real();
-  }
-  mbcheck::residual_add_reference(accum.data(), c.data(), k.beta, expected.data(), k.num_elems);
-
+  const HostInputs in(seed, k.num_elems, k.beta);
+  const std::vector<float>&accum = in.accum, &c = in.c, &expected = in.expected;
+  std::vector<float> d(k.num_elems);
   Buffers buf(k.num_elems);
   const size_t bytes = size_t{k.num_elems} * sizeof(float);
-  MBCHECK_CUDA(cudaMemcpy(buf.accum, accum.data(), bytes, cudaMemcpyHostToDevice));
-  MBCHECK_CUDA(cudaMemcpy(buf.c, c.data(), bytes, cudaMemcpyHostToDevice));
-  MBCHECK_CUDA(cudaMemset(buf.d, 0xff, bytes));
-  p.accum = buf.accum;
-  p.c = buf.c;
-  p.d = buf.d;
+  upload(in, buf, p);
 
   MBCHECK_CUDA(watchdog_clear());
   MBCHECK_CUDA(launch_residual_add(p, k.stages, ctas));
@@ -209,21 +224,12 @@ int run_mutation(const std::string& name) {
   p.tile_elems = 1024;
   p.beta = 0.5f;
   p.mutation = info->mutation;
-  std::vector<float> accum(p.num_elems), c(p.num_elems), d(p.num_elems), expected(p.num_elems);
-  SplitMix64 gen{0xb06u};
-  for (unsigned i = 0; i < p.num_elems; ++i) {
-    accum[i] = gen.real();
-    c[i] = gen.real();
-  }
-  mbcheck::residual_add_reference(accum.data(), c.data(), p.beta, expected.data(), p.num_elems);
+  const HostInputs in(0xb06u, p.num_elems, p.beta);
+  const std::vector<float>& expected = in.expected;
+  std::vector<float> d(p.num_elems);
   Buffers buf(p.num_elems);
   const size_t bytes = size_t{p.num_elems} * sizeof(float);
-  MBCHECK_CUDA(cudaMemcpy(buf.accum, accum.data(), bytes, cudaMemcpyHostToDevice));
-  MBCHECK_CUDA(cudaMemcpy(buf.c, c.data(), bytes, cudaMemcpyHostToDevice));
-  MBCHECK_CUDA(cudaMemset(buf.d, 0xff, bytes));
-  p.accum = buf.accum;
-  p.c = buf.c;
-  p.d = buf.d;
+  upload(in, buf, p);
   MBCHECK_CUDA(watchdog_set_budget(200'000'000ull));
   MBCHECK_CUDA(watchdog_clear());
   MBCHECK_CUDA(launch_residual_add(p, stages, 4));
