@@ -102,18 +102,9 @@ Counterexample make_counterexample(Program& program, const Outcome& bug, std::si
 }
 
 CheckResult check_program(Program& program, const CheckOptions& options) {
-  ExploreOptions eo;
+  ExploreOptions eo = options;
   eo.kind = SearchKind::dpor;
-  eo.max_executions = options.max_executions;
-  eo.time_limit_s = options.time_limit_s;
-  eo.max_steps = options.max_steps;
   eo.preemption_bound = options.strategy == CheckStrategy::bounded ? options.preemptions : -1;
-  eo.progress = options.progress;
-  eo.jobs = options.jobs;
-  eo.make_program = options.make_program;
-  eo.shard_dir = options.shard_dir;
-  eo.shard_index = options.shard_index;
-  eo.shard_count = options.shard_count;
   ExploreResult er = explore(program, eo);
   CheckResult result;
   result.stats = er.stats;

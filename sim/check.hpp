@@ -20,18 +20,12 @@ namespace mbcheck::sim {
 
 enum class CheckStrategy : std::uint8_t { dpor, bounded };
 
-struct CheckOptions {
+// The search's own options (limits, jobs, shards, progress: see ExploreOptions) plus what
+// check() decides on top of them.
+struct CheckOptions : ExploreOptions {
   CheckStrategy strategy = CheckStrategy::dpor;
-  int preemptions = 2;              // bounded: the preemption bound
-  std::uint64_t max_executions = 0;  // 0: no limit
-  double time_limit_s = 0;           // 0: no limit
-  std::uint64_t max_steps = 1'000'000;
-  std::size_t timeline_lines = 40;   // counterexample timeline length
-  std::function<void(const ExploreStats&, double covered)> progress;  // see ExploreOptions
-  unsigned jobs = 1;                                         // see ExploreOptions
-  std::function<std::unique_ptr<Program>()> make_program;    // needed for jobs > 1
-  std::string shard_dir;                                     // see ExploreOptions
-  unsigned shard_index = 0, shard_count = 1;
+  int preemptions = 2;             // bounded: the preemption bound
+  std::size_t timeline_lines = 40;  // counterexample timeline length
 };
 
 enum class CheckVerdict : std::uint8_t { verified, bug, incomplete };
