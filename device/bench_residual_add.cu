@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   Shape best{};
   unsigned best_ctas = 0;
   double best_gbs = 0, best4_gbs = 0;
-  for (const Shape& s : shapes) {
+  auto params_for = [&](const Shape& s) {
     ResidualAddParams p;
     p.accum = accum;
     p.c = c;
@@ -115,6 +115,10 @@ int main(int argc, char** argv) {
     p.tile_elems = s.tile_elems;
     p.store_warps = s.store_warps;
     p.beta = 0.75f;
+    return p;
+  };
+  for (const Shape& s : shapes) {
+    const ResidualAddParams p = params_for(s);
     const int fit = residual_add_ctas_per_sm(p, s.stages);
     if (fit == 0 || s.ctas_per_sm > fit) continue;
     const int per_sm = s.ctas_per_sm ? s.ctas_per_sm : fit;
@@ -136,14 +140,7 @@ int main(int argc, char** argv) {
   MBCHECK_CUDA(watchdog_read(&wd));
 
   // The best shape's output, bit for bit, against the CPU reference.
-  ResidualAddParams p;
-  p.accum = accum;
-  p.c = c;
-  p.d = d;
-  p.num_elems = n;
-  p.tile_elems = best.tile_elems;
-  p.store_warps = best.store_warps;
-  p.beta = 0.75f;
+  const ResidualAddParams p = params_for(best);
   MBCHECK_CUDA(cudaMemset(d, 0xff, array_bytes));
   MBCHECK_CUDA(launch_residual_add(p, best.stages, best_ctas));
   MBCHECK_CUDA(cudaDeviceSynchronize());
