@@ -1,6 +1,7 @@
 #include "sim/explore.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <boost/container/small_vector.hpp>
 #include <span>
@@ -67,23 +68,25 @@ class BruteForceStrategy final : public Strategy {
 // DPOR
 //
 // Events and the dependency relation. Every step becomes an event with a vector clock of
-// the happens-before relation that DPOR reasons about (program order + dependencies). On
-// one mbarrier, the relation is built from what waits can observe:
-//  - arrivals (arrive, arrive_drop: "dec") of one phase commute with each other: whichever
-//    comes last completes the phase, and waits see the same thing;
-//  - ops on the tx-count (expect_tx, arrive.expect_tx, complete_tx, copy landings) and
-//    arrive.noComplete ("inc") can move when the phase completes (from pending 1, tx 0 an
-//    arrive completes at once, but not after a complete_tx made tx negative), or what a token
-//    reports: dependent on every counter op of their phase;
-//  - counter ops of different phases are dependent;
-//  - a wait that saw phase q complete comes after every counter op of phase q (forced: it
-//    is disabled while the barrier is in phase q); but it could have run before phase q-1
-//    completed (and aliased), so it races with that phase's completer; it races with
-//    counter ops of phase q+1 (run before it, they make it alias or break the "missing
-//    wait" rule);
-//  - a poll that saw phase q open races with the op that completed q later;
-//  - init/inval are dependent with everything on the barrier; waits commute with waits.
+// the happens-before relation that DPOR reasons about (program order + dependencies). The
+// relation is static: whether two events are dependent follows from their kinds and phases
+// alone, never from the order of other events (which one completes a phase, whether tx is
+// negative), because a rule that depends on another pair's order is not preserved by the
+// reversals DPOR makes, and then classes are lost. On one mbarrier:
+//  - a wait or poll reads the barrier's phase; counter ops write it: an observer of phase q
+//    is dependent with every counter op of phases q-1 (run after them, it aliases), q (they
+//    decide its answer) and q+1 (run before it, they can make it alias or break "missing
+//    wait"). A blocking wait (or a spin iteration) of q cannot run before q completes: it is
+//    ordered after all counter ops of q, so it has no race with them;
+//  - arrivals (arrive, arrive_drop, arrive.expect_tx: "dec") of one phase commute: none of
+//    them can complete the phase while another is still to come, whichever comes last
+//    completes it with the same result, and what they return is the same;
+//  - tx ops (expect_tx, complete_tx, copy landings) and arrive.noComplete ("inc") can move
+//    the completion or change a token: dependent on every counter op of their phase;
+//  - counter ops of different phases are dependent (the order decides which phase is which);
+//  - init/inval are dependent with everything on the barrier; observers commute.
 // Plain atomics: the usual read/write conflicts per address. Different objects commute.
+// The reference enumerator (tests/differential) is what this is tested against.
 
 using VClock = std::vector<std::uint32_t>;
 
@@ -123,6 +126,7 @@ struct Event {
   std::int64_t phase = 0;  // counter ops: phase it ran in; observers: phase awaited
   bool completed = false;
   bool poll = false;        // test_wait/try_wait (it could also have run before the phase completed)
+  const void* object = nullptr;  // barrier of a barrier op
   std::int64_t detail = 0;  // what the thread observed (value read, wait answer)
   VClock clock;
 };
@@ -177,90 +181,58 @@ bool contains(const Set& v, AgentId a) {
   return std::find(v.begin(), v.end(), a) != v.end();
 }
 
-// What an event is, for the dependency relation: its category, its phase, whether it
-// completed the phase, its object.
+// What an operation would be if it ran now (for sleep sets).
 struct Meta {
   Cat cat = Cat::other;
-  const void* object = nullptr;  // barrier or atomic word
-  std::int64_t phase = 0;        // counter ops: phase it ran in; observers: phase awaited
-  bool completed = false;
-  bool poll = false;
+  std::int64_t phase = 0;  // counter ops: the phase it runs in; observers: the phase awaited
 };
 
-// The dependency relation itself: may `earlier` and `later` (in this order) not be swapped?
-// DPOR's race detection (through the per-phase indices in DporSearch::classify), its sleep
-// sets and the brute-force class count all follow this one rule.
-bool dependent(const Meta& a, const Meta& b) {
-  if (a.cat == Cat::other || b.cat == Cat::other || a.object != b.object) return false;
-  if (a.cat == Cat::read || a.cat == Cat::write) return a.cat == Cat::write || b.cat == Cat::write;
-  if (a.cat == Cat::init || b.cat == Cat::init) return true;
-  auto counter = [](const Meta& m) { return m.cat == Cat::inc || m.cat == Cat::dec; };
-  auto observer = [](const Meta& m) { return m.cat == Cat::obs_true || m.cat == Cat::obs_false; };
-  if (observer(a) && observer(b)) return false;
-  if (counter(a) && counter(b)) {
-    if (a.phase != b.phase) return true;
-    return a.cat == Cat::inc || b.cat == Cat::inc;
-  }
-  const Meta& c = counter(a) ? a : b;  // the counter op
-  const Meta& o = counter(a) ? b : a;  // the observer
-  const std::int64_t q = o.phase;
-  if (c.phase == q + 1) return true;                 // completing q+1 first makes the wait alias
-  if (c.phase == q) return c.completed || o.cat == Cat::obs_true;  // the completer decides the answer
-  return c.phase < q;                                // earlier phases: ordered before the observer
+bool is_arrival(const Op& op) {
+  return op.kind == OpKind::arrive || op.kind == OpKind::arrive_drop || op.kind == OpKind::arrive_expect_tx;
 }
 
-// The event `a` would be if it ran now, on `state` (which it updates, for what runs next).
-Meta meta_now(const Agent& a, MbarrierState& state) {
+Meta meta_now(const Agent& a) {
   const Op& op = a.op;
   Meta m;
-  if (is_atomic(op.kind)) {
-    m.object = op.addr;
-    m.cat = op.kind == OpKind::atomic_load ? Cat::read : Cat::write;
-    return m;
+  switch (op.kind) {
+    case OpKind::init:
+    case OpKind::inval: m.cat = Cat::init; return m;
+    case OpKind::wait:
+    case OpKind::test_wait:
+    case OpKind::try_wait:
+      m.phase = op.arg;
+      m.cat = Cat::obs_true;  // observers commute with observers, whatever their answer
+      return m;
+    default: break;
   }
-  if (!op.bar || op.kind == OpKind::bulk_copy || op.kind == OpKind::block_sync) return m;
-  m.object = op.bar;
-  try {
-    switch (op.kind) {
-      case OpKind::init:
-      case OpKind::inval: m.cat = Cat::init; return m;
-      case OpKind::wait:
-      case OpKind::test_wait:
-      case OpKind::try_wait:
-        m.phase = op.arg;
-        m.poll = op.kind != OpKind::wait;
-        m.cat = state.is_live() && state.test_wait_parity(op.arg) ? Cat::obs_true : Cat::obs_false;
-        return m;
-      default: break;
-    }
-    m.phase = state.phase;
-    m.cat = op.kind == OpKind::arrive_drop || (op.kind == OpKind::arrive && !op.no_complete) ? Cat::dec : Cat::inc;
-    switch (op.kind) {
-      case OpKind::arrive: state.arrive(op.arg, op.no_complete, &m.completed); break;
-      case OpKind::arrive_expect_tx: state.arrive_expect_tx(op.arg, &m.completed); break;
-      case OpKind::arrive_drop: state.arrive_drop(op.arg, &m.completed); break;
-      case OpKind::expect_tx: state.expect_tx(op.arg); break;
-      case OpKind::complete_tx:
-      case OpKind::copy_land: m.completed = state.complete_tx(op.arg); break;
-      default: break;
-    }
-  } catch (const MisuseError&) {
-    // A misuse ends the execution wherever it happens: treat it as touching everything.
-    m.cat = Cat::init;
-  }
+  // On a barrier that is not live the op reports a misuse: dependent with everything.
+  m.cat = !op.bar->is_live() ? Cat::init : is_arrival(op) && !op.no_complete ? Cat::dec : Cat::inc;
+  m.phase = op.bar->phase;
   return m;
 }
 
-// May a sleeping agent `q` stay asleep when `p` runs now? Only if the events they would be,
-// p now and q right after, are independent.
+// The relation at the top, for two operations about to run from the same state.
+bool dependent(const Meta& a, const Meta& b) {
+  if (a.cat == Cat::init || b.cat == Cat::init) return true;
+  const bool a_obs = a.cat == Cat::obs_true, b_obs = b.cat == Cat::obs_true;
+  if (a_obs && b_obs) return false;
+  if (!a_obs && !b_obs) return a.phase != b.phase || a.cat == Cat::inc || b.cat == Cat::inc;
+  const Meta& o = a_obs ? a : b;
+  const Meta& c = a_obs ? b : a;
+  return c.phase >= o.phase - 1 && c.phase <= o.phase + 1;
+}
+
+// May a sleeping agent `q` stay asleep when `p` runs now?
 bool independent_now(const Agent& p, const Agent& q) {
-  const void* po = is_atomic(p.op.kind) ? p.op.addr : static_cast<const void*>(p.op.bar);
-  const void* qo = is_atomic(q.op.kind) ? q.op.addr : static_cast<const void*>(q.op.bar);
-  if (!po || po != qo) return true;
-  MbarrierState state = p.op.bar && !is_atomic(p.op.kind) ? *p.op.bar : MbarrierState{};
-  Meta mp = meta_now(p, state);
-  Meta mq = meta_now(q, state);
-  return !dependent(mp, mq);
+  if (is_atomic(p.op.kind) || is_atomic(q.op.kind)) {
+    if (!is_atomic(p.op.kind) || !is_atomic(q.op.kind) || p.op.addr != q.op.addr) return true;
+    return p.op.kind == OpKind::atomic_load && q.op.kind == OpKind::atomic_load;
+  }
+  auto on_barrier = [](const Op& op) {
+    return op.bar && op.kind != OpKind::bulk_copy && op.kind != OpKind::block_sync && op.kind != OpKind::bulk_store;
+  };
+  if (!on_barrier(p.op) || !on_barrier(q.op) || p.op.bar != q.op.bar) return true;
+  return !dependent(meta_now(p), meta_now(q));
 }
 
 class DporSearch final : public Strategy, public StepObserver {
@@ -269,6 +241,7 @@ class DporSearch final : public Strategy, public StepObserver {
   std::uint64_t races = 0;
   int bound = -1;
   std::uint64_t bound_cut = 0;
+  std::uint64_t fallbacks = 0;  // alternatives not enabled where a reversal put them
 
   // A worker explores the subtree below node floor-1 only; races it finds against nodes
   // above that are recorded, and the coordinator applies them in the order one search
@@ -319,6 +292,20 @@ class DporSearch final : public Strategy, public StepObserver {
       nodes.push_back(std::move(n));
     }
     DporNode& n = nodes[depth_];
+    if (rt.agent_count() <= n.chosen || rt.agent(n.chosen).enabled_pos == ~0u) {
+      // Replaying the recorded prefix, the agent is not where it was: the protocol is
+      // nondeterministic (the runtime reports it as diverged). At the newest node the
+      // alternative came from a reversal whose first step is not enabled here: that would
+      // be a hole in the relation; stay safe by trying every enabled agent (counted, and
+      // asserted to be 0 by the differential tests).
+      if (depth_ + 1 == nodes.size() && depth_ >= floor) {
+        ++fallbacks;
+        for (AgentId id : rt.enabled())
+          if (!contains(n.backtrack, id)) n.backtrack.push_back(id);
+        return kStopExecution;
+      }
+      return n.chosen;
+    }
     // The next node's sleep set: what sleeps here (incl. alternatives already explored)
     // and still commutes with the chosen step.
     pending_sleep_.clear();
@@ -362,20 +349,27 @@ class DporSearch final : public Strategy, public StepObserver {
     groups_.clear();
     forced_.clear();
     classify(rt, step, e, early_, groups_, forced_);
-    auto check = [&](std::vector<std::uint32_t>& list) {
+    // Races, newest first: each one found joins its clock, so older events it covers are
+    // not races. A reversal is computed with the clock that holds all of them (its first
+    // step depends on whatever this event depends on).
+    races_found_.clear();
+    auto check = [&](std::vector<std::uint32_t>& list) {  // newest first
       std::sort(list.begin(), list.end(), std::greater<>());
       list.erase(std::unique(list.begin(), list.end()), list.end());
       for (std::uint32_t c : list) {
         const Event& other = events_[c];
         if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
         join(acc, other.clock);
-        add_race(c, index, e);  // e.clock (= acc) is provisional here: no own entry yet
+        races_found_.push_back(c);
       }
     };
     // Races the forced orderings below would hide: before init every op on the barrier is
     // enabled (it reports the misuse), and an observer of phase q is enabled before phase q-1
-    // completes (it aliases). Check them first.
+    // completes (it aliases). Their reversals put this event before those ops, so they are
+    // computed without the forced orderings.
     check(early_);
+    for (std::uint32_t c : races_found_) add_race(c, index, e);  // e.clock (= acc): no own entry yet
+    races_found_.clear();
     for (const VClock* f : forced_) join(acc, *f);
     // A group whose summary acc already covers holds no race: skip it whole.
     candidates_.clear();
@@ -383,11 +377,42 @@ class DporSearch final : public Strategy, public StepObserver {
       if (!g.summary || !covers_all(acc, *g.summary))
         candidates_.insert(candidates_.end(), g.members.begin(), g.members.end());
     check(candidates_);
+    for (std::uint32_t c : races_found_) add_race(c, index, e);
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
     acc[e.agent] = e.seq;
     record(step, e, index);
     if (step.spawned != kNoAgent) first_clock_[step.spawned] = e.clock;
     last_event_[step.agent] = index;
+  }
+
+  // A wait still blocked at the end never ran, so it has no event; but it could have run
+  // while the phase before the one it awaits was open (and aliased): its races with the
+  // counter ops of that phase are reversed as if it ran now.
+  void on_blocked(const Runtime& rt) override {
+    for (std::size_t id = 0; id < rt.agent_count(); ++id) {
+      const Agent& a = rt.agent(static_cast<AgentId>(id));
+      if (a.kind != Agent::Kind::thread || a.state != Agent::State::blocked || !is_blocking_wait(a.op)) continue;
+      Event& w = blocked_event_;
+      w.agent = a.id;
+      w.clock.clear();
+      w.seq = 1;
+      if (id < last_event_.size() && last_event_[id] >= 0) {
+        w.clock = events_[static_cast<std::size_t>(last_event_[id])].clock;
+        w.seq = events_[static_cast<std::size_t>(last_event_[id])].seq + 1;
+      }
+      PhaseEvents* prev = history(a.op.bar->id).find(a.op.arg - 1);
+      if (!prev) continue;
+      std::vector<std::uint32_t> list(prev->counters.begin(), prev->counters.end());
+      std::sort(list.begin(), list.end(), std::greater<>());
+      std::vector<std::uint32_t> found;
+      for (std::uint32_t c : list) {
+        const Event& other = events_[c];
+        if (other.agent == w.agent || covers(w.clock, other.agent, other.seq)) continue;
+        join(w.clock, other.clock);
+        found.push_back(c);
+      }
+      for (std::uint32_t c : found) add_race(c, static_cast<std::uint32_t>(n_events_), w);
+    }
   }
 
   // The execution's equivalence class: every event with its happens-before clock. Two
@@ -457,22 +482,39 @@ class DporSearch final : public Strategy, public StepObserver {
       return;
     }
     if (op.kind == OpKind::block_sync) {
-      // Every thread leaves the sync after every thread arrived: join their clocks.
+      // Every thread leaves the sync after every live thread arrived: join their clocks, and
+      // those of the threads whose exit let it go (they had to finish first).
       const Agent& me = rt.agent(step.agent);
       auto& sj = sync_join_[me.cta];
       if (sj.remaining == 0) {
         sj.clock.clear();
         sj.remaining = 0;
+        const std::uint64_t release = rt.sync_release_step(me.cta);
         for (std::size_t id = 0; id < rt.agent_count(); ++id) {
           const Agent& a = rt.agent(static_cast<AgentId>(id));
-          if (a.kind != Agent::Kind::thread || a.cta != me.cta || a.state == Agent::State::finished) continue;
-          if (a.op.kind != OpKind::block_sync) continue;
-          ++sj.remaining;
-          if (id < last_event_.size() && last_event_[id] >= 0) join(sj.clock, events_[last_event_[id]].clock);
+          if (a.kind != Agent::Kind::thread || a.cta != me.cta) continue;
+          const bool finished = a.state == Agent::State::finished;
+          if (!finished && a.op.kind != OpKind::block_sync) continue;
+          if (!finished) ++sj.remaining;
+          if (id < last_event_.size() && last_event_[id] >= 0 &&
+              static_cast<std::uint64_t>(last_event_[id]) < release)
+            join(sj.clock, events_[last_event_[id]].clock);
         }
       }
       forced.push_back(&sj.clock);
       --sj.remaining;
+      return;
+    }
+    if (op.kind == OpKind::bulk_wait_read) {
+      // It waits for the landing of this thread's committed bulk stores.
+      wait_join_.clear();
+      for (std::size_t id = 0; id < rt.agent_count(); ++id) {
+        const Agent& a = rt.agent(static_cast<AgentId>(id));
+        if (a.kind == Agent::Kind::copy && a.thread_agent == step.agent && a.op.kind == OpKind::store_land &&
+            a.committed && a.state == Agent::State::finished && id < last_event_.size() && last_event_[id] >= 0)
+          join(wait_join_, events_[last_event_[id]].clock);
+      }
+      forced.push_back(&wait_join_);
       return;
     }
     if (!op.bar || op.kind == OpKind::bulk_copy) return;
@@ -493,25 +535,31 @@ class DporSearch final : public Strategy, public StepObserver {
       case OpKind::try_wait: {
         const std::int64_t q = op.arg;
         e.phase = q;
-        e.cat = step.result ? Cat::obs_true : Cat::obs_false;
-        e.poll = op.kind != OpKind::wait;
+        e.poll = !is_blocking_wait(op);
+        // A blocking wait only runs once its phase is over (one that reports aliasing comes
+        // here with no answer): it is an observer that saw q complete.
+        const bool saw_complete = step.result || !e.poll;
+        e.cat = saw_complete ? Cat::obs_true : Cat::obs_false;
         if (PhaseEvents* it = h.find(q - 1)) {
-          // Before phase q-1 completed, the observer was enabled too (it aliases): a race with
-          // that completer, checked before the forced orderings below cover it.
-          if (it->completer >= 0) early.push_back(static_cast<std::uint32_t>(it->completer));
+          // It could have run while phase q-1 was open (it aliases then): races with the
+          // counter ops of q-1, checked before the forced ordering below covers them.
+          early.insert(early.end(), it->counters.begin(), it->counters.end());
           forced.push_back(&it->counter_summary);
         }
-        if (step.result) {
+        if (saw_complete) {
           if (PhaseEvents* it = h.find(q)) {
-            // A blocking wait cannot run before the ops that complete its phase; a poll can
-            // (it answers false), so for a poll they are races.
-            if (e.poll)
-              groups.push_back({all_of(it->counters), &it->counter_summary});
-            else
+            // A blocking wait cannot run before phase q completes; a poll can (it answers
+            // false then): it races with the counter ops of q.
+            if (!e.poll)
               forced.push_back(&it->counter_summary);
+            else
+              groups.push_back({all_of(it->counters), &it->counter_summary});
           }
-          if (PhaseEvents* it = h.find(q + 1))
-            groups.push_back({all_of(it->counters), &it->counter_summary});
+          // Counter ops of q+1 before it: run after it, they could make it alias.
+          if (PhaseEvents* it = h.find(q + 1)) groups.push_back({all_of(it->counters), &it->counter_summary});
+        } else if (PhaseEvents* it = h.find(q)) {
+          // A poll that found q open reads the state the counter ops of q wrote.
+          groups.push_back({all_of(it->counters), &it->counter_summary});
         }
         return;
       }
@@ -521,7 +569,7 @@ class DporSearch final : public Strategy, public StepObserver {
     const std::int64_t p = step.phase_before;
     e.phase = p;
     e.completed = step.completed;
-    const bool inc = !(op.kind == OpKind::arrive_drop || (op.kind == OpKind::arrive && !op.no_complete));
+    const bool inc = !(is_arrival(op) && !op.no_complete);
     e.cat = inc ? Cat::inc : Cat::dec;
     if (PhaseEvents* it = h.find(p)) {
       PhaseEvents& pe = *it;
@@ -529,13 +577,15 @@ class DporSearch final : public Strategy, public StepObserver {
         groups.push_back({all_of(pe.counters), &pe.counter_summary});
       else
         groups.push_back({all_of(pe.incs), nullptr});
-      if (e.completed) groups.push_back({all_of(pe.obs_false), nullptr});
     }
+    // Polls of this phase (they would answer otherwise with this op before them).
+    if (PhaseEvents* it = h.find(p)) groups.push_back({all_of(it->obs_false), nullptr});
     if (PhaseEvents* it = h.find(p - 1)) {
-      PhaseEvents& prev = *it;
-      // all counter ops and successful observers of the previous phase
-      groups.push_back({all_of(prev.counters), &prev.counter_summary});
-      groups.push_back({all_of(prev.obs_true), &prev.obs_summary});
+      // Counter ops of the previous phase, and its observers (this op completing the phase
+      // before them makes them alias; an arrival before them may break "missing wait").
+      groups.push_back({all_of(it->counters), &it->counter_summary});
+      groups.push_back({all_of(it->obs_true), &it->obs_summary});
+      groups.push_back({all_of(it->obs_false), nullptr});
     }
   }
 
@@ -639,7 +689,9 @@ class DporSearch final : public Strategy, public StepObserver {
   AgentSet pending_sleep_;
   std::vector<Event> events_;  // slots; the first n_events_ are this execution's
   std::size_t n_events_ = 0;
-  std::vector<std::uint32_t> early_, candidates_;
+  std::vector<std::uint32_t> early_, candidates_, races_found_;
+  VClock wait_join_;
+  Event blocked_event_;
   std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)
   std::vector<AgentId> first_agents_;
   std::vector<Group> groups_;
@@ -693,7 +745,7 @@ WaveResult run_subtree(Program& program, Runtime& rt, const std::vector<DporNode
     } else {
       ++res.stats.executions;
       if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++res.stats.blocked;
-      const bool bug = is_bug(out.verdict) && !res.bug && (!options.wanted_bug || options.wanted_bug(out));
+      const bool bug = is_bug(out.verdict) && !res.bug;
       if (keep_outcomes) res.outcomes.push_back(out);
       if (bug) {
         res.bug = std::move(out);
@@ -707,6 +759,7 @@ WaveResult run_subtree(Program& program, Runtime& rt, const std::vector<DporNode
   }
   res.stats.races = local.races;
   res.stats.bound_cut = local.bound_cut;
+  res.stats.fallbacks = local.fallbacks;
   res.deferred = std::move(local.deferred);
   return res;
 }
@@ -918,7 +971,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
     ++result.stats.executions;
     if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++result.stats.blocked;
     if (on_execution) on_execution(out);
-    if (is_bug(out.verdict) && !result.bug && (!options.wanted_bug || options.wanted_bug(out))) {
+    if (is_bug(out.verdict) && !result.bug) {
       result.bug = out;
       return options.stop_at_first_bug;
     }
@@ -968,6 +1021,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
       result.stats.blocked += w.stats.blocked;
       dpor.races += w.stats.races;
       dpor.bound_cut += w.stats.bound_cut;
+      dpor.fallbacks += w.stats.fallbacks;
       if (on_execution)
         for (const Outcome& o : w.outcomes) on_execution(o);
       for (const auto& d : w.deferred) dpor.apply(d);
@@ -1028,6 +1082,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   result.stats.classes = classes.size();
   result.stats.races = dpor.races;
   result.stats.bound_cut = dpor.bound_cut;
+  result.stats.fallbacks = dpor.fallbacks;
   return result;
 }
 

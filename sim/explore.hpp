@@ -31,6 +31,7 @@ struct ExploreStats {
   std::uint64_t races = 0;        // dpor: races found (reversals considered)
   std::uint64_t bound_cut = 0;    // dpor with a preemption bound: alternatives it skipped
   std::uint64_t own_executions = 0;  // executions this process ran (sharded: this shard's share)
+  std::uint64_t fallbacks = 0;  // dpor: reversals whose first step was not enabled (should be 0)
   double seconds = 0;
   bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
 };
@@ -43,8 +44,6 @@ struct ExploreOptions {
   bool stop_at_first_bug = true;
   bool count_classes = false;  // brute_force: also count distinct equivalence classes
   int preemption_bound = -1;   // dpor: skip schedules with more preemptions (-1: none)
-  // Which bugs count (default: all). Executions with other bugs are passed over.
-  std::function<bool(const Outcome&)> wanted_bug;
   // dpor: worker threads; each needs its own Program from make_program. The result is the
   // same as with one job (sibling subtrees run in parallel, their effects merge in order).
   unsigned jobs = 1;

@@ -98,11 +98,14 @@ Counterexample shrink(Program& program, const Outcome& failing, std::size_t time
     o.preemption_bound = bound;
     o.max_executions = 1000;
     o.time_limit_s = 1.2;
-    o.wanted_bug = [&](const Outcome& out) { return out.verdict == failing.verdict; };
-    ExploreResult r = explore(program, o);
-    if (r.bug && r.bug->verdict == failing.verdict) {
-      if (preemptions_out) *preemptions_out = count_preemptions(program, r.bug->schedule);
-      return make_counterexample(program, *r.bug, timeline_lines);
+    o.stop_at_first_bug = false;  // a bug of another kind must not end the search
+    std::optional<Outcome> same_kind;
+    explore(program, o, [&](const Outcome& out) {
+      if (!same_kind && out.verdict == failing.verdict) same_kind = out;
+    });
+    if (same_kind) {
+      if (preemptions_out) *preemptions_out = count_preemptions(program, same_kind->schedule);
+      return make_counterexample(program, *same_kind, timeline_lines);
     }
   }
   if (preemptions_out) *preemptions_out = original;

@@ -43,7 +43,7 @@ void RaceDetector::tick(AgentId a, std::uint64_t step) {
   step_[a] = static_cast<std::uint32_t>(step);
 }
 
-void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+std::vector<std::uint32_t>& RaceDetector::released_clock(std::uint32_t barrier, std::int64_t phase) {
   if (released_.size() <= barrier) released_.resize(barrier + 1);
   Released& r = released_[barrier];
   int slot = r.phase[0] == phase ? 0 : r.phase[1] == phase ? 1 : -1;
@@ -52,8 +52,19 @@ void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase)
     r.phase[slot] = phase;
     r.clock[slot].clear();
   }
-  join(r.clock[slot], clocks_[a]);
+  return r.clock[slot];
+}
+
+void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  join(released_clock(barrier, phase), clocks_[a]);
   ++clocks_[a][a];  // what a does next is not covered by this release
+}
+
+void RaceDetector::release_own(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  auto& into = released_clock(barrier, phase);
+  if (into.size() <= a) into.resize(a + 1, 0);
+  into[a] = std::max(into[a], clocks_[a][a]);
+  ++clocks_[a][a];
 }
 
 void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {

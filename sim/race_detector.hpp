@@ -2,7 +2,9 @@
 // execution whatever the strategy.
 //
 // Happens-before edges: program order; a release-arrive (arrive, arrive.expect_tx,
-// arrive_drop, complete_tx, a copy landing) on phase p -> every wait that saw p complete;
+// arrive_drop; PTX's default .release) on phase p -> every wait that saw p complete; a copy
+// landing on phase p -> those waits, for the bytes it wrote only (complete_tx is .relaxed,
+// so a thread's complete_tx releases nothing);
 // a bulk copy's issue -> its landing (the async proxy's write of the stage); sync_threads.
 // Accesses are the Platform's load/store (4-byte words) and the bytes a copy lands. Two
 // accesses to one word, at least one a write, from agents not ordered by happens-before
@@ -37,6 +39,8 @@ class RaceDetector {
   void add_agent(AgentId id, AgentId parent);  // a copy agent starts from its issuer's clock
   void tick(AgentId a, std::uint64_t step);    // a's next step begins
   void release(AgentId a, std::uint32_t barrier, std::int64_t phase);
+  // Releases only what `a` itself did (a copy landing: its own writes, not its issuer's past).
+  void release_own(AgentId a, std::uint32_t barrier, std::int64_t phase);
   void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase);
   void join_all(const std::vector<AgentId>& agents);  // sync_threads
   void fence_async(AgentId a);                        // fence.proxy.async by a
@@ -70,6 +74,7 @@ class RaceDetector {
     return e.agent == ~0u || (e.agent < clocks_[a].size() && clocks_[a][e.agent] >= e.clock);
   }
   Page& page(std::uintptr_t page_index);
+  VClock& released_clock(std::uint32_t barrier, std::int64_t phase);
 
   std::vector<VClock> clocks_;
   std::vector<std::uint32_t> step_;  // current step of each agent

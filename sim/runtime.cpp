@@ -181,8 +181,8 @@ std::string Runtime::describe_op(const Agent& a) const {
     case OpKind::wait:
     case OpKind::test_wait:
     case OpKind::try_wait:
-      return fmt::format("{} {} for phase {} (parity {})", op.kind == OpKind::wait ? "wait" : to_string(op.kind),
-                         bar, op.arg, op.arg & 1);
+      return fmt::format("{} {} for phase {} (parity {}){}", op.kind == OpKind::wait ? "wait" : to_string(op.kind),
+                         bar, op.arg, op.arg & 1, op.await ? ", spinning" : "");
     case OpKind::bulk_copy: return fmt::format("cp.async.bulk {} B -> {}", op.arg, bar);
     case OpKind::copy_land: return fmt::format("lands {} B ({}/{}) -> complete_tx {}", op.arg, a.copied + op.arg, a.total, bar);
     case OpKind::bulk_store: return fmt::format("cp.async.bulk store {} B smem -> global", op.arg);
@@ -196,6 +196,42 @@ std::string Runtime::describe_op(const Agent& a) const {
   }
   return "?";
 }
+
+namespace {
+// Copies the calling thread's callee-saved registers and its live stack (from here up to
+// `top`, where its fiber's frames begin) into `out`. Caller-saved registers are dead across
+// the call, so this is the whole state of the protocol thread at the call, if its state
+// lives in registers and on its stack (device code: registers and local memory; shared and
+// global memory go through P::load/P::store). False where unsupported: spin loops are then
+// explored poll by poll, which is slower but loses nothing.
+[[gnu::noinline]] bool snapshot_thread(std::vector<unsigned char>& out, const unsigned char* top) {
+#if defined(__x86_64__)
+  std::uint64_t regs[6];
+  const unsigned char* sp;
+  asm volatile(
+      "movq %%rbx, 0(%1)\n\t"
+      "movq %%rbp, 8(%1)\n\t"
+      "movq %%r12, 16(%1)\n\t"
+      "movq %%r13, 24(%1)\n\t"
+      "movq %%r14, 32(%1)\n\t"
+      "movq %%r15, 40(%1)\n\t"
+      "movq %%rsp, %0"
+      : "=r"(sp)
+      : "r"(regs)
+      : "memory");
+  if (!top || sp >= top || top - sp > 256 * 1024) return false;
+  const auto live = static_cast<std::size_t>(top - sp);
+  out.resize(sizeof regs + live);
+  std::memcpy(out.data(), regs, sizeof regs);
+  std::memcpy(out.data() + sizeof regs, sp, live);
+  return true;
+#else
+  (void)out;
+  (void)top;
+  return false;
+#endif
+}
+}  // namespace
 
 Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
   if (bar.id == 0) {
@@ -229,7 +265,6 @@ void Runtime::record(const Agent& a, const MbarrierState* bar) {
 
 void Runtime::add_enabled(Agent& a) {
   a.state = Agent::State::ready;
-  a.spinning = false;
   if (a.enabled_pos != ~0u) return;
   a.enabled_pos = static_cast<std::uint32_t>(enabled_.size());
   enabled_.push_back(a.id);
@@ -248,7 +283,7 @@ bool Runtime::is_enabled_now(const Agent& a) const {
   switch (a.op.kind) {
     case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
     case OpKind::test_wait:
-    case OpKind::try_wait: return !a.spinning || a.op.bar->version != a.poll_version;
+    case OpKind::try_wait: return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg);
     case OpKind::bulk_wait_read: return a.committed_stores == 0;
     default: return true;
   }
@@ -260,6 +295,7 @@ void Runtime::announce(Agent& a) {
     cta.at_sync.push_back(a.id);
     a.state = Agent::State::blocked;
     if (cta.at_sync.size() == cta.live_threads) {
+      cta.release_step = steps_;
       races_.join_all(cta.at_sync);
       for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
       cta.at_sync.clear();
@@ -268,20 +304,17 @@ void Runtime::announce(Agent& a) {
   }
   if (is_enabled_now(a)) {
     add_enabled(a);
-    if (a.op.kind == OpKind::wait && (!a.op.bar->is_live() || a.op.arg >= a.op.bar->phase))
+    if (is_blocking_wait(a.op) && (!a.op.bar->is_live() || a.op.arg >= a.op.bar->phase))
       info(*a.op.bar).fragile_waits.push_back(a.id);
     return;
   }
   a.state = Agent::State::blocked;
   if (a.op.kind == OpKind::bulk_wait_read) return;  // its stores' landings enable it
-  BarrierInfo& bi = info(*a.op.bar);
-  (a.spinning ? bi.spin_waiters : bi.waiters).push_back(a.id);
+  info(*a.op.bar).waiters.push_back(a.id);
 }
 
 void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
   BarrierInfo& bi = info(bar);
-  for (AgentId id : bi.spin_waiters) add_enabled(*agent_at_[id]);
-  bi.spin_waiters.clear();
   if (!phase_completed) return;
   // A new phase (or init) can also disable an enabled wait: one announced on uninitialised
   // memory, or one for a phase ahead of the barrier that has now become the current phase.
@@ -289,7 +322,7 @@ void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
   fragile.swap(bi.fragile_waits);
   for (AgentId id : fragile) {
     Agent& w = *agent_at_[id];
-    if (w.enabled_pos == ~0u || w.op.kind != OpKind::wait || w.op.bar != &bar) continue;  // it has moved on
+    if (w.enabled_pos == ~0u || !is_blocking_wait(w.op) || w.op.bar != &bar) continue;  // it has moved on
     if (!is_enabled_now(w)) {
       remove_enabled(w);
       w.state = Agent::State::blocked;
@@ -320,16 +353,6 @@ void Runtime::switch_to(boost::fibers::context* ctx) {
 boost::fibers::context* Runtime::decide() {
   while (!over_) {
     if (enabled_.empty()) {
-      // Deferred polls run when nothing else can: each answers false once more.
-      bool released = false;
-      for (Agent& a : agents_) {
-        if (a.kind != Agent::Kind::thread || a.state != Agent::State::blocked || !a.spinning) continue;
-        std::erase(info(*a.op.bar).spin_waiters, a.id);
-        a.starved = true;
-        add_enabled(a);
-        released = true;
-      }
-      if (released) continue;
       if (unfinished_threads_ == 0)
         end(Verdict::completed, "all threads finished");
       else
@@ -383,25 +406,7 @@ bool Runtime::schedule_point(const Op& op) {
     throw Aborted{};
   }
   a.op = op;
-  const bool poll = op.kind == OpKind::test_wait || op.kind == OpKind::try_wait;
-  const bool same_poll = poll && a.poll_bar == op.bar && a.poll_phase == op.arg && a.poll_version == op.bar->version;
-  // Two failed polls of an unchanged barrier in a row may both answer false (try_wait can
-  // time out: seen on an H200); a third is a spin loop that learns nothing until the
-  // barrier changes, so it blocks instead of being explored poll by poll.
-  a.spinning = same_poll && a.poll_failures >= 2;
-  if (a.spinning && a.starved) {
-    // It already polled once while nothing else could run, and nothing has changed since.
-    end(Verdict::livelock,
-        fmt::format("{} spins forever on {} {}: nothing else can change the barrier (every other thread has "
-                    "finished or is blocked); {}: {}",
-                    describe_agent(a.id), to_string(op.kind), barrier_name(*op.bar), barrier_name(*op.bar),
-                    op.bar->describe()));
-    outcome_.culprits = {a.id};
-    if (std::uncaught_exceptions() > 0) return false;
-    throw Aborted{};
-  }
-  if (!same_poll) a.starved = false;
-  if (!poll) a.poll_failures = 0;
+  if (op.kind != OpKind::test_wait && op.kind != OpKind::try_wait) a.last_poll_failed = false;
   announce(a);
   if (priming_) {
     switch_to(main_ctx_);
@@ -449,6 +454,7 @@ void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misu
 }
 
 void Runtime::end_blocked() {
+  if (observer_) observer_->on_blocked(*this);
   // Group blocked threads that wait for the same thing, as ranges of consecutive threads.
   struct Group {
     std::uint32_t cta, first, last;
@@ -487,6 +493,16 @@ void Runtime::end_blocked() {
     outcome_.details.push_back(fmt::format("{} {}", who, g.what));
   }
   std::string first = groups.empty() ? std::string() : ": " + outcome_.details.front();
+  for (const Agent& a : agents_) {
+    if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished || !a.op.await) continue;
+    outcome_.culprits = {a.id};
+    end(Verdict::livelock,
+        fmt::format("{} spins forever on {} {} for phase {}: every poll fails and its loop changes nothing, and no "
+                    "other thread can complete the phase; {}: {}",
+                    describe_agent(a.id), to_string(a.op.kind), barrier_name(*a.op.bar), a.op.arg,
+                    barrier_name(*a.op.bar), a.op.bar->describe()));
+    return;
+  }
   end(Verdict::deadlock,
       fmt::format("{} of {} threads blocked, none can proceed{}{}", blocked, threads_, first,
                   groups.size() > 1 ? fmt::format(" (and {} more groups)", groups.size() - 1) : ""));
@@ -499,6 +515,7 @@ void Runtime::thread_finished(Agent& a) {
   CtaInfo& cta = ctas_[a.cta];
   --cta.live_threads;
   if (!cta.at_sync.empty() && cta.at_sync.size() == cta.live_threads) {
+    cta.release_step = steps_;
     races_.join_all(cta.at_sync);
     for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
     cta.at_sync.clear();
@@ -507,6 +524,7 @@ void Runtime::thread_finished(Agent& a) {
 
 void Runtime::fiber_main(AgentId id) {
   Agent& a = *agent_at_[id];
+  a.stack_top = static_cast<const unsigned char*>(__builtin_frame_address(0));
   try {
     if (!over_) program_->thread_main();
   } catch (const Aborted&) {
@@ -543,7 +561,9 @@ void Runtime::land_copy_piece(Agent& c) {
   try {
     const std::int64_t phase_before = c.op.bar->phase;
     bool done = c.op.bar->complete_tx(n);
-    races_.release(c.id, c.op.bar->id, phase_before);
+    // The landing's complete_tx makes the bytes it wrote visible to the phase's waiters,
+    // nothing else: its issuer's earlier stores are not released by it.
+    races_.release_own(c.id, c.op.bar->id, phase_before);
     barrier_changed(*c.op.bar, done);
     observe({c.id, c.op, phase_before, done});
   } catch (const MisuseError& e) {
@@ -732,7 +752,7 @@ void Runtime::complete_tx(MbarrierState& bar, std::int64_t bytes) {
   if (!schedule_point({OpKind::complete_tx, &bar, bytes})) return;
   const std::int64_t phase_before = bar.phase;
   bool done = perform([&] { return bar.complete_tx(bytes); });
-  races_.release(current_->id, bar.id, phase_before);
+  // No release: mbarrier.complete_tx is .relaxed (PTX ISA; CCCL's wrapper takes sem_relaxed).
   barrier_changed(bar, done);
   record(*current_, &bar);
   observe({current_->id, current_->op, phase_before, done});
@@ -752,15 +772,27 @@ void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
 
 bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token) {
   info(bar);
-  if (!schedule_point({kind, &bar, token ? token->phase : phase})) return false;
+  const std::int64_t awaited = token ? token->phase : phase;
+  Op op{kind, &bar, awaited};
+  if (current_ && !over_) {
+    Agent& self = *current_;
+    // A spin iteration: the same poll as the last, failed, one from exactly the same state.
+    const bool captured = snapshot_thread(self.snapshot, self.stack_top);
+    op.await = captured && self.last_poll_failed && !self.stored_since_poll && self.poll_bar == &bar &&
+               self.poll_phase == awaited && self.poll_kind == kind && self.snapshot == self.poll_state;
+  }
+  if (!schedule_point(op)) return false;
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   Agent& a = *current_;
-  if (complete) races_.acquire(a.id, bar.id, token ? token->phase : phase);
-  const bool same = a.poll_bar == &bar && a.poll_phase == (token ? token->phase : phase) && a.poll_version == bar.version;
-  a.poll_failures = complete ? 0 : (same ? a.poll_failures + 1 : 1);
-  a.poll_bar = &bar;
-  a.poll_phase = token ? token->phase : phase;
-  a.poll_version = bar.version;
+  if (complete) races_.acquire(a.id, bar.id, awaited);
+  a.last_poll_failed = !complete;
+  if (!complete) {
+    a.poll_state.swap(a.snapshot);  // the state this failed poll was made from
+    a.poll_bar = &bar;
+    a.poll_phase = awaited;
+    a.poll_kind = kind;
+    a.stored_since_poll = false;
+  }
   record(a, &bar);
   observe({a.id, a.op, bar.phase, false, complete});
   return complete;
@@ -794,6 +826,7 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
       break;
     default: break;
   }
+  if (step.wrote) current_->stored_since_poll = true;
   record(*current_, nullptr);
   observe(step);
   return step.value;
@@ -831,6 +864,7 @@ void Runtime::end_race(const RaceDetector::Race& race) {
 
 void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
   if (over_ || !current_) return;
+  if (write) current_->stored_since_poll = true;
   if (++accesses_in_step_ > limits_.max_accesses_per_step) {
     end(Verdict::step_limit,
         fmt::format("{} made {} loads/stores without reaching a barrier operation: an endless loop?",

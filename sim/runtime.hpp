@@ -7,11 +7,13 @@
 // there. At every such point the Strategy picks one ENABLED agent, which performs its
 // operation and runs its local code up to its next announcement: one step. A wait is
 // enabled only once the phase it waits for has completed (or when it would report a
-// misuse). A poll (test_wait/try_wait) that repeats two failed ones with no change in
-// between is deferred until the barrier changes or nothing else can run, so spin loops are
-// not explored spin by spin; a thread that polls an unchanged barrier again after nothing
-// else could run spins forever: a livelock. No enabled agent while some are unfinished is
-// a deadlock.
+// misuse). A poll (test_wait/try_wait) is always enabled and answers the barrier's state,
+// except a spin iteration: a poll of the same barrier and phase as the thread's previous,
+// failed, poll, made from exactly the same registers and stack, with no store in between.
+// That iteration changed nothing, so failing again would only repeat it: the poll waits
+// for the phase instead (an "await"), and spin loops are not explored spin by spin. No
+// enabled agent while some are unfinished is a deadlock, or a livelock when a thread is
+// left in such a spin.
 #pragma once
 
 #include <cstdint>
@@ -64,7 +66,12 @@ struct Op {
   bool no_complete = false;
   void* addr = nullptr;        // atomics
   std::int64_t expected = 0;   // atomic_cas
+  bool await = false;          // test_wait/try_wait: a spin iteration, enabled like a wait
 };
+// A wait that blocks until its phase completes: a wait, or a poll made as a spin iteration.
+inline bool is_blocking_wait(const Op& op) {
+  return op.kind == OpKind::wait || ((op.kind == OpKind::test_wait || op.kind == OpKind::try_wait) && op.await);
+}
 inline bool is_atomic(OpKind k) {
   return k == OpKind::atomic_load || k == OpKind::atomic_store || k == OpKind::atomic_fetch_add ||
          k == OpKind::atomic_cas;
@@ -157,6 +164,8 @@ class StepObserver {
  public:
   virtual ~StepObserver() = default;
   virtual void on_step(const Runtime& rt, const StepInfo& step) = 0;
+  // The execution ends with threads blocked (deadlock or livelock); they are still there.
+  virtual void on_blocked(const Runtime&) {}
 };
 
 struct RunLimits {
@@ -176,15 +185,15 @@ struct Agent {
   std::uint32_t cta = 0;
   std::uint32_t thread = 0;  // thread index in the CTA; for a copy: issuing thread
   Op op;                     // the announced next operation
-  bool spinning = false;     // blocked in a try_wait/test_wait loop
-  // Consecutive failed polls (test_wait/try_wait) of this thread on this barrier/phase at
-  // this barrier version; the third identical one waits until the barrier changes or
-  // nothing else can run.
-  std::uint32_t poll_failures = 0;
-  bool starved = false;  // its deferred poll was let run because nothing else could
+  // Spin-loop recognition (see the top of this file): the thread's state at its last
+  // poll, kept while that poll failed and the thread has stored nothing since.
+  bool last_poll_failed = false;
+  bool stored_since_poll = false;
   MbarrierState* poll_bar = nullptr;
   std::int64_t poll_phase = 0;
-  std::uint64_t poll_version = 0;
+  OpKind poll_kind = OpKind::start;
+  std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
+  const unsigned char* stack_top = nullptr;           // where its fiber's frames begin
   std::uint32_t enabled_pos = ~0u;
   boost::fibers::context* ctx = nullptr;
   // bulk stores this thread issued: not yet committed, and committed but not yet read
@@ -225,6 +234,9 @@ class Runtime {
   std::string describe_agent(AgentId id) const;   // "thread 37 (warp 1 lane 5)"
   std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
   const std::vector<TraceEntry>& trace() const { return trace_; }
+  // The step (1-based) that let the CTA's last sync_threads go (its last arrival or the
+  // exit of the last thread it waited for).
+  std::uint64_t sync_release_step(std::uint32_t cta) const { return ctas_[cta].release_step; }
 
   // --- for HostPlatform (the calling fiber's thread) ------------------------------------
   const Agent& self() const { return *current_; }
@@ -259,7 +271,6 @@ class Runtime {
     std::uint32_t cta = 0;
     std::string name;
     std::vector<AgentId> waiters;       // blocked waits: re-checked when a phase completes
-    std::vector<AgentId> spin_waiters;  // blocked spins: re-checked on any change
     // Enabled waits whose phase has not completed (announced on uninitialised memory, or
     // for a phase ahead of the barrier): a new phase can disable them.
     std::vector<AgentId> fragile_waits;
@@ -268,6 +279,7 @@ class Runtime {
     std::vector<unsigned char> smem;
     std::uint32_t live_threads = 0;
     std::vector<AgentId> at_sync;
+    std::uint64_t release_step = 0;  // the step that released the last sync_threads
   };
   struct Aborted {};  // unwinds a fiber once the execution is over
 

@@ -1,0 +1,68 @@
+#include "tests/differential/compare.hpp"
+
+#include <fmt/format.h>
+
+#include "tests/differential/runtime_program.hpp"
+
+namespace mbcheck::diff {
+
+SearchReach search_reach(const DiffProgram& p, sim::SearchKind kind, std::uint64_t max_executions) {
+  RuntimeProgram prog(p);
+  sim::ExploreOptions o;
+  o.kind = kind;
+  o.stop_at_first_bug = false;
+  o.max_executions = max_executions;
+  SearchReach r;
+  const sim::ExploreResult er = sim::explore(prog, o, [&](const sim::Outcome& out) {
+    if (out.verdict == sim::Verdict::completed) r.outcomes.insert(format_observed(prog.observed()));
+    if (out.verdict == sim::Verdict::diverged) r.diverged = true;
+    if (sim::is_bug(out.verdict)) {
+      r.bug = true;
+      r.bug_kinds.insert(out.misuse ? fmt::format("{}:{}", sim::to_string(out.verdict), sim::to_string(*out.misuse))
+                                    : std::string(sim::to_string(out.verdict)));
+    }
+  });
+  r.stats = er.stats;
+  return r;
+}
+
+namespace {
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s) out += "\n      " + x;
+  return out;
+}
+}  // namespace
+
+Comparison compare(const DiffProgram& p) {
+  Comparison c;
+  c.reference = reference_explore(p);
+  c.search = search_reach(p);
+  const ReferenceResult& ref = c.reference;
+  const SearchReach& s = c.search;
+  if (!ref.complete) {
+    c.why = "the reference did not finish (state limit)";
+  } else if (!s.stats.complete) {
+    c.why = "the search did not finish (execution limit)";
+  } else if (s.diverged) {
+    c.why = "the search produced a diverged execution";
+  } else if (s.stats.fallbacks != 0) {
+    c.why = fmt::format("the search needed {} fallbacks (a reversal that was not enabled)", s.stats.fallbacks);
+  } else if (ref.bug != s.bug) {
+    c.why = fmt::format("bug: reference {} ({}), search {} ({})", ref.bug ? "yes" : "no", join(ref.bug_kinds),
+                        s.bug ? "yes" : "no", join(s.bug_kinds));
+  } else if (!ref.bug && ref.outcomes != s.outcomes) {
+    std::set<std::string> missing, extra;
+    for (const auto& o : ref.outcomes)
+      if (!s.outcomes.count(o)) missing.insert(o);
+    for (const auto& o : s.outcomes)
+      if (!ref.outcomes.count(o)) extra.insert(o);
+    c.why = fmt::format("outcomes differ: the search misses{}\n    and reaches beyond the reference{}",
+                        join(missing), join(extra));
+  } else {
+    c.agree = true;
+  }
+  return c;
+}
+
+}  // namespace mbcheck::diff

@@ -1,0 +1,34 @@
+// One program, two searches: the reference enumerator and DPOR over the fiber runtime.
+// They agree when both find a bug, or neither does and both reach the same final outcomes.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "sim/explore.hpp"
+#include "tests/differential/diff_program.hpp"
+#include "tests/differential/reference.hpp"
+
+namespace mbcheck::diff {
+
+struct SearchReach {
+  std::set<std::string> outcomes;   // format_observed of every completed execution
+  std::set<std::string> bug_kinds;  // verdicts (and misuse kinds) of the buggy executions
+  bool bug = false;
+  bool diverged = false;            // an execution the search itself could not follow
+  sim::ExploreStats stats;
+};
+
+SearchReach search_reach(const DiffProgram& p, sim::SearchKind kind = sim::SearchKind::dpor,
+                         std::uint64_t max_executions = 200000);
+
+struct Comparison {
+  bool agree = false;
+  std::string why;  // what differs, when they disagree
+  ReferenceResult reference;
+  SearchReach search;
+};
+
+Comparison compare(const DiffProgram& p);
+
+}  // namespace mbcheck::diff

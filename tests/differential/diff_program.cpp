@@ -1,0 +1,65 @@
+#include "tests/differential/diff_program.hpp"
+
+#include <fmt/format.h>
+
+namespace mbcheck::diff {
+
+const char* to_string(Stmt s) {
+  switch (s) {
+    case Stmt::arrive: return "arrive";
+    case Stmt::arrive_drop: return "arrive_drop";
+    case Stmt::arrive_no_complete: return "arrive_no_complete";
+    case Stmt::arrive_expect_tx: return "arrive_expect_tx";
+    case Stmt::expect_tx: return "expect_tx";
+    case Stmt::complete_tx: return "complete_tx";
+    case Stmt::arrive_token: return "arrive_token";
+    case Stmt::wait: return "wait";
+    case Stmt::test_wait: return "test_wait";
+    case Stmt::try_wait: return "try_wait";
+    case Stmt::token_test_wait: return "token_test_wait";
+    case Stmt::token_wait: return "token_wait";
+    case Stmt::spin_try_wait: return "spin_try_wait";
+    case Stmt::spin_backoff: return "spin_backoff";
+    case Stmt::try_then_wait: return "try_then_wait";
+    case Stmt::copy: return "copy";
+    case Stmt::load_slot: return "load_slot";
+    case Stmt::store: return "store";
+    case Stmt::load: return "load";
+    case Stmt::atomic_store: return "atomic_store";
+    case Stmt::atomic_load: return "atomic_load";
+    case Stmt::atomic_add: return "atomic_add";
+    case Stmt::sync_threads: return "sync_threads";
+    case Stmt::count_: break;
+  }
+  return "?";
+}
+
+std::string format_observed(const Observed& o) {
+  std::string out;
+  for (const auto& regs : o.registers) {
+    out += '[';
+    for (auto v : regs) out += fmt::format("{},", v);
+    out += ']';
+  }
+  out += " D";
+  for (auto v : o.data) out += fmt::format(" {}", v);
+  out += " S";
+  for (auto v : o.slots) out += fmt::format(" {}", v);
+  out += " A";
+  for (auto v : o.atomics) out += fmt::format(" {}", v);
+  return out;
+}
+
+std::string describe(const DiffProgram& p) {
+  std::string out = fmt::format("{} cta x {} threads, barriers", p.ctas, p.threads);
+  for (auto c : p.counts) out += fmt::format(" count {}", c);
+  out += fmt::format(", copies in {} piece(s)\n", p.copy_pieces);
+  for (std::size_t g = 0; g < p.scripts.size(); ++g) {
+    out += fmt::format("  T{}:", g);
+    for (const Instr& i : p.scripts[g]) out += fmt::format(" {}(b{},{})", to_string(i.op), i.bar, i.arg);
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace mbcheck::diff

@@ -1,0 +1,107 @@
+// Small mbarrier programs as data, for differential testing: the same program runs under
+// the reference enumerator (reference.hpp: the definition of what the hardware may do) and
+// under the fiber runtime explored by DPOR (runtime_program.hpp). Both report outcomes in
+// the format of format_observed(), so their sets can be compared as strings.
+//
+// Shape: `ctas` CTAs of `threads` threads. Each CTA has its own `barriers` mbarriers
+// (init counts `counts[b]`), two plain data words D[0..1] and two 32-byte copy slots
+// S[0..1] (4 int64 words each) in shared memory; all CTAs share two atomic words A[0..1]
+// in global memory. Thread g (global index cta * threads + t) runs:
+//   prologue: thread 0 of the CTA inits barrier 0, 1, ... (one step each); every thread
+//             then runs one sync_threads;
+//   script:   scripts[g], one Instr after another;
+// then it exits.
+//
+// Semantics of an Instr (`bar` names a barrier of the thread's own CTA; a "poll" answers
+// true iff the awaited phase q is complete, i.e. the barrier is in phase q+1; waiting for a
+// phase that is neither the current one nor the preceding one is phase aliasing, a bug):
+//   arrive              mbarrier.arrive (count 1)
+//   arrive_drop         mbarrier.arrive_drop (count 1)
+//   arrive_no_complete  mbarrier.arrive.noComplete (count 1); records pending_count of its
+//                       token (the pending count just before the arrive)
+//   arrive_expect_tx    mbarrier.arrive.expect_tx(arg bytes)
+//   expect_tx           mbarrier.expect_tx(arg bytes)
+//   complete_tx         mbarrier.complete_tx(arg bytes)
+//   arrive_token        mbarrier.arrive, keeping its state token in the thread's token slot
+//                       for `bar` (one slot per barrier, overwritten)
+//   wait                blocking wait for phase arg: runs once the barrier is no longer in
+//                       phase arg (then it answers complete, or reports aliasing)
+//   test_wait, try_wait poll phase arg once; records the answer (0/1). try_wait may time out
+//                       while the phase is incomplete, so both answer "current state".
+//   token_test_wait     poll the phase of the token slot (no-op when the slot is empty);
+//                       records the answer
+//   token_wait          blocking wait on the token's phase (no-op when the slot is empty)
+//   spin_try_wait       while (!try_wait(bar, arg)) {}
+//   spin_backoff        n = 0; while (!test_wait(bar, arg)) { if (n < 2) ++n; }  records n
+//   try_then_wait       t = try_wait(bar, arg); if (!t) wait(bar, arg);          records t
+//   copy                cp.async.bulk of 16 * copy_pieces bytes from global memory into
+//                       slot S[arg], signalling `bar` with complete_tx; the copy lands in
+//                       `copy_pieces` pieces of 16 bytes (2 words), each a step of its own
+//                       that writes its words and does complete_tx(16) on the barrier
+//   load_slot           records word 0 of S[arg] (an ordinary load)
+//   store, load         ordinary store of g+1 into D[arg] / load of D[arg] (recorded)
+//   atomic_store        A[arg] = g+1 (relaxed atomic)
+//   atomic_load         records A[arg]
+//   atomic_add          records the old A[arg], adds 1
+//   sync_threads        __syncthreads over the CTA's threads that have not exited
+// Copy sources: word j of slot s in CTA c lands the value 1000 + 100c + 10s + j.
+//
+// Memory model (PTX): arrive, arrive_drop, arrive.noComplete and arrive.expect_tx release;
+// a wait or poll that answers true for phase q acquires every release on phase q of that
+// barrier and the writes of every copy piece that landed (complete_tx) on phase q;
+// expect_tx and complete_tx are relaxed (release nothing); a copy's writes are ordered
+// after its issue; sync_threads orders everything before it in every participant before
+// everything after it. Atomics are relaxed (they order nothing and never race). Two
+// accesses to one word of D or S, at least one a write (a copy piece writes its words),
+// not ordered by happens-before, are a data race (a bug).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mbcheck::diff {
+
+enum class Stmt : std::uint8_t {
+  arrive, arrive_drop, arrive_no_complete, arrive_expect_tx, expect_tx, complete_tx, arrive_token,
+  wait, test_wait, try_wait, token_test_wait, token_wait, spin_try_wait, spin_backoff, try_then_wait,
+  copy, load_slot, store, load, atomic_store, atomic_load, atomic_add, sync_threads,
+  count_  // number of statements
+};
+const char* to_string(Stmt s);
+
+struct Instr {
+  Stmt op = Stmt::arrive;
+  std::uint8_t bar = 0;
+  std::int32_t arg = 0;
+};
+
+struct DiffProgram {
+  std::uint32_t ctas = 1;
+  std::uint32_t threads = 2;  // per CTA
+  std::uint32_t barriers = 1;  // per CTA
+  std::vector<std::uint32_t> counts;  // init count of each barrier
+  std::uint32_t copy_pieces = 1;
+  std::vector<std::vector<Instr>> scripts;  // by global thread index
+  std::uint32_t total_threads() const { return ctas * threads; }
+};
+
+inline constexpr int kDataWords = 2, kSlots = 2, kSlotWords = 4, kAtomicWords = 2;
+inline std::int64_t copy_source_value(std::uint32_t cta, int slot, int word) {
+  return 1000 + 100 * static_cast<std::int64_t>(cta) + 10 * slot + word;
+}
+
+// What a completed execution leaves: every thread's recorded values, in order, and the
+// final memory.
+struct Observed {
+  std::vector<std::vector<std::int64_t>> registers;  // by global thread
+  std::vector<std::int64_t> data;                    // cta * kDataWords + w
+  std::vector<std::int64_t> slots;                   // (cta * kSlots + s) * kSlotWords + j
+  std::vector<std::int64_t> atomics;                 // kAtomicWords
+};
+std::string format_observed(const Observed& o);
+
+// A readable listing of the program (for failure messages and the soak's reports).
+std::string describe(const DiffProgram& p);
+
+}  // namespace mbcheck::diff

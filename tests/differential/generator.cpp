@@ -1,0 +1,222 @@
+#include "tests/differential/generator.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "sim/strategy.hpp"
+
+namespace mbcheck::diff {
+
+namespace {
+
+struct Gen {
+  sim::SplitMix64 rng;
+  DiffProgram p;
+  std::uint32_t pick(std::uint32_t n) { return rng.below(n); }
+  bool chance(std::uint32_t percent) { return pick(100) < percent; }
+  std::int32_t phase() {  // mostly the first two phases; sometimes the one before init
+    const std::uint32_t r = pick(100);
+    return r < 70 ? 0 : r < 92 ? 1 : -1;
+  }
+  std::int32_t bytes() { return static_cast<std::int32_t>(16 * (chance(70) ? p.copy_pieces : 1)); }
+
+  Instr random_instr() {
+    Instr i;
+    i.bar = static_cast<std::uint8_t>(pick(p.barriers));
+    // Weights: barrier arrivals and waits dominate, as in real protocols.
+    static constexpr Stmt kPool[] = {
+        Stmt::arrive, Stmt::arrive, Stmt::arrive, Stmt::arrive_drop, Stmt::arrive_no_complete,
+        Stmt::arrive_expect_tx, Stmt::arrive_expect_tx, Stmt::expect_tx, Stmt::complete_tx, Stmt::arrive_token,
+        Stmt::wait, Stmt::wait, Stmt::test_wait, Stmt::try_wait, Stmt::try_wait, Stmt::token_test_wait,
+        Stmt::token_wait, Stmt::spin_try_wait, Stmt::spin_try_wait, Stmt::spin_backoff, Stmt::try_then_wait,
+        Stmt::copy, Stmt::copy, Stmt::load_slot, Stmt::store, Stmt::load, Stmt::atomic_store,
+        Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads};
+    i.op = kPool[pick(sizeof kPool / sizeof kPool[0])];
+    switch (i.op) {
+      case Stmt::arrive_expect_tx:
+      case Stmt::expect_tx:
+      case Stmt::complete_tx: i.arg = bytes(); break;
+      case Stmt::wait:
+      case Stmt::test_wait:
+      case Stmt::try_wait:
+      case Stmt::spin_try_wait:
+      case Stmt::spin_backoff:
+      case Stmt::try_then_wait: i.arg = phase(); break;
+      case Stmt::copy:
+      case Stmt::load_slot: i.arg = static_cast<std::int32_t>(pick(kSlots)); break;
+      case Stmt::store:
+      case Stmt::load: i.arg = static_cast<std::int32_t>(pick(kDataWords)); break;
+      case Stmt::atomic_store:
+      case Stmt::atomic_load:
+      case Stmt::atomic_add: i.arg = static_cast<std::int32_t>(pick(kAtomicWords)); break;
+      default: break;
+    }
+    return i;
+  }
+};
+
+// Patterns users write, planted into some programs so that every run covers them.
+void plant_pattern(Gen& g, std::uint32_t which) {
+  auto& s = g.p.scripts;
+  const std::uint32_t a = 0, b = 1 % g.p.total_threads();
+  const std::int32_t q = 0;
+  switch (which) {
+    case 0:  // a spin loop waiting for another thread's arrive
+      s[a].push_back({Stmt::arrive, 0, 0});
+      s[b].push_back({g.chance(50) ? Stmt::spin_try_wait : Stmt::spin_backoff, 0, q});
+      break;
+    case 1:  // a next-phase poll (or wait) after one's own arrive
+      s[a].push_back({Stmt::arrive, 0, 0});
+      s[b].push_back({Stmt::arrive, 0, 0});
+      s[b].push_back({g.chance(50) ? Stmt::try_wait : Stmt::wait, 0, 1});
+      break;
+    case 2:  // expect_tx racing a completing arrive
+      s[a].push_back({Stmt::arrive, 0, 0});
+      s[a].push_back({Stmt::try_wait, 0, 0});
+      s[b].push_back({Stmt::expect_tx, 0, 16});
+      s[b].push_back({Stmt::complete_tx, 0, 16});
+      break;
+    case 3:  // producer: arrive.expect_tx + copy; consumer: wait then read the slot
+      s[a].push_back({Stmt::arrive_expect_tx, 0, static_cast<std::int32_t>(16 * g.p.copy_pieces)});
+      s[a].push_back({Stmt::copy, 0, 0});
+      s[b].push_back({g.chance(50) ? Stmt::wait : Stmt::try_then_wait, 0, 0});
+      s[b].push_back({Stmt::load_slot, 0, 0});
+      break;
+    case 4:  // guarded data: store, release-arrive; the other waits and loads
+      s[a].push_back({Stmt::store, 0, 0});
+      s[a].push_back({g.chance(70) ? Stmt::arrive : Stmt::complete_tx, 0, 16});
+      s[b].push_back({Stmt::spin_try_wait, 0, 0});
+      s[b].push_back({Stmt::load, 0, 0});
+      break;
+    case 5:  // negative tx: the copy lands before the expect
+      s[a].push_back({Stmt::copy, 0, 1});
+      s[b].push_back({Stmt::arrive_expect_tx, 0, static_cast<std::int32_t>(16 * g.p.copy_pieces)});
+      break;
+    case 6:  // rounds of arrive; wait on one barrier (a CTA-wide sync written with an mbarrier)
+      for (std::uint32_t t = 0; t < g.p.threads; ++t)
+        for (std::int32_t r = 0; r < 2; ++r) {
+          s[t].push_back({Stmt::arrive, 0, 0});
+          s[t].push_back({Stmt::wait, 0, r});
+        }
+      break;
+    case 7:  // token polls
+      s[a].push_back({Stmt::arrive_token, 0, 0});
+      s[a].push_back({g.chance(50) ? Stmt::token_test_wait : Stmt::token_wait, 0, 0});
+      s[b].push_back({Stmt::arrive, 0, 0});
+      break;
+    default: break;
+  }
+}
+
+// A protocol that is often correct: every barrier gets exactly its count of arrivals per
+// phase for one or two phases (some by arrive.expect_tx with the copy that pays for it), and
+// threads wait (by any of the wait forms) only for phases whose arrivals they do not hold
+// up. Extra random statements are mixed in later, which may break it again.
+void plant_protocol(Gen& g) {
+  DiffProgram& p = g.p;
+  const std::uint32_t n = p.total_threads();
+  for (std::uint32_t b = 0; b < p.barriers; ++b) {
+    const std::uint32_t count = p.counts[b];
+    const std::int32_t phases = g.chance(40) ? 2 : 1;
+    for (std::int32_t phase = 0; phase < phases; ++phase) {
+      // Arrivals of this phase, by threads of CTA 0 (barriers are per CTA: each CTA runs the same).
+      for (std::uint32_t k = 0; k < count; ++k) {
+        const std::uint32_t t = g.pick(p.threads);
+        auto& s = p.scripts[t];
+        if (phase > 0) s.push_back({g.chance(50) ? Stmt::wait : Stmt::spin_try_wait, static_cast<std::uint8_t>(b), phase - 1});
+        if (g.chance(25)) {
+          const auto bytes = static_cast<std::int32_t>(16 * p.copy_pieces);
+          s.push_back({Stmt::arrive_expect_tx, static_cast<std::uint8_t>(b), bytes});
+          s.push_back({Stmt::copy, static_cast<std::uint8_t>(b), static_cast<std::int32_t>(g.pick(kSlots))});
+        } else {
+          s.push_back({g.chance(80) ? Stmt::arrive : Stmt::arrive_token, static_cast<std::uint8_t>(b), 0});
+        }
+      }
+      // A waiter of this phase.
+      const std::uint32_t w = g.pick(p.threads);
+      static constexpr Stmt kWaits[] = {Stmt::wait, Stmt::spin_try_wait, Stmt::spin_backoff, Stmt::try_then_wait,
+                                        Stmt::try_wait, Stmt::test_wait};
+      p.scripts[w].push_back({kWaits[g.pick(6)], static_cast<std::uint8_t>(b), phase});
+      if (g.chance(40)) p.scripts[w].push_back({g.chance(50) ? Stmt::load_slot : Stmt::load, 0, 0});
+    }
+  }
+  if (p.ctas == 2)
+    for (std::uint32_t t = 0; t < p.threads; ++t) p.scripts[p.threads + t] = p.scripts[t];
+  (void)n;
+}
+
+}  // namespace
+
+DiffProgram generate(std::uint64_t seed) {
+  Gen g{sim::SplitMix64(seed * 0x9e3779b97f4a7c15ull + 17), {}};
+  DiffProgram& p = g.p;
+  p.ctas = g.chance(15) ? 2 : 1;
+  p.threads = p.ctas == 2 ? 2 : 2 + g.pick(2);
+  p.barriers = 1 + (g.chance(35) ? 1 : 0);
+  for (std::uint32_t b = 0; b < p.barriers; ++b) p.counts.push_back(1 + g.pick(p.threads));
+  p.copy_pieces = g.chance(30) ? 2 : 1;
+  p.scripts.resize(p.total_threads());
+  const std::uint32_t mode = g.pick(100);
+  if (mode < 45) {
+    plant_protocol(g);
+  } else if (mode < 75) {
+    plant_pattern(g, g.pick(8));
+  }
+  const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
+                        p.scripts[0][3].op == Stmt::wait;
+  if (pattern6) p.counts[0] = p.threads;
+  const bool planted = mode < 75;
+  for (auto& script : p.scripts) {
+    const std::uint32_t extra = planted ? (g.chance(60) ? 0 : 1) : 1 + g.pick(3);
+    for (std::uint32_t i = 0; i < extra && script.size() < 8; ++i) {
+      Instr in = g.random_instr();
+      const auto at = script.empty() ? 0 : g.pick(static_cast<std::uint32_t>(script.size() + 1));
+      script.insert(script.begin() + at, in);
+    }
+  }
+  return p;
+}
+
+void add_coverage(const DiffProgram& p, Coverage& c) {
+  std::set<std::string> seen;
+  for (const auto& script : p.scripts)
+    for (std::size_t k = 0; k < script.size(); ++k) {
+      const Instr& i = script[k];
+      seen.insert(fmt::format("stmt:{}", to_string(i.op)));
+      const bool poll = i.op == Stmt::test_wait || i.op == Stmt::try_wait;
+      if ((poll || i.op == Stmt::wait) && i.arg == 1)
+        for (std::size_t j = 0; j < k; ++j)
+          if (script[j].op == Stmt::arrive && script[j].bar == i.bar) seen.insert("pattern:next-phase wait after own arrive");
+      if (poll && k > 0 && (script[k - 1].op == Stmt::test_wait || script[k - 1].op == Stmt::try_wait))
+        seen.insert("pattern:straight-line repeated polls");
+      if (i.op == Stmt::sync_threads) seen.insert("pattern:sync_threads in a script");
+      if (i.op == Stmt::wait && i.arg == -1) seen.insert("pattern:wait for phase -1");
+    }
+  bool tx_inc = false, tx_dec = false, arrivals = false;
+  for (const auto& script : p.scripts)
+    for (const Instr& i : script) {
+      tx_inc |= i.op == Stmt::expect_tx || i.op == Stmt::arrive_expect_tx;
+      tx_dec |= i.op == Stmt::complete_tx || i.op == Stmt::copy;
+      arrivals |= i.op == Stmt::arrive || i.op == Stmt::arrive_drop || i.op == Stmt::arrive_token;
+    }
+  if (tx_inc && tx_dec && arrivals) seen.insert("pattern:tx ops beside plain arrivals");
+  std::size_t shortest = ~std::size_t{0}, longest = 0;
+  for (const auto& script : p.scripts) {
+    shortest = std::min(shortest, script.size());
+    longest = std::max(longest, script.size());
+  }
+  if (shortest < longest) seen.insert("pattern:threads exit at different times");
+  seen.insert(fmt::format("shape:{} cta(s) x {} threads", p.ctas, p.threads));
+  seen.insert(fmt::format("shape:{} barrier(s)", p.barriers));
+  seen.insert(fmt::format("shape:copies in {} piece(s)", p.copy_pieces));
+  for (const auto& s : seen) ++c[s];
+}
+
+std::string format_coverage(const Coverage& c, std::uint64_t programs) {
+  std::string out = fmt::format("coverage over {} programs (programs having each feature):\n", programs);
+  for (const auto& [name, n] : c) out += fmt::format("  {:<50} {:>8}  {:5.1f}%\n", name, n, 100.0 * n / programs);
+  return out;
+}
+
+}  // namespace mbcheck::diff

@@ -1,0 +1,613 @@
+// The reference enumerator (see reference.hpp): a plain stateful search, written for being
+// obviously right rather than fast. Every state is the whole machine: threads, barriers,
+// copies, memory, and the race detector's vector clocks and access histories, encoded into a
+// string for the visited set. The search stores the reverse edges so that, at the end, a
+// backward pass finds the states that can never reach an end (livelock).
+#include "tests/differential/reference.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+namespace mbcheck::diff {
+namespace {
+
+using I = std::int64_t;
+using Clock = std::vector<I>;  // one component per agent: threads 0..N-1, then copies N..
+
+constexpr I kMaxCount = (1 << 20) - 1;  // PTX limit of expected/pending counts
+constexpr I kMaxTx = (1 << 20) - 1;     // PTX limit of |tx-count|
+constexpr I kPieceBytes = 16;           // one landing of a copy: 2 words
+constexpr I kMaxBackoff = 2;            // spin_backoff's n saturates here
+
+// ---- the state ---------------------------------------------------------------------------
+// Every field is an I or a vector of encodable things, visited in one fixed order by visit()
+// so that one function encodes and decodes it.
+
+struct Thread {
+  I pc = 0;        // index into prologue + script
+  I sub = 0;       // spin_backoff: its n; try_then_wait: 1 once its try_wait failed
+  I released = 0;  // standing at a sync_threads that has released it (its step may run)
+  I finished = 0;
+  std::vector<I> regs;   // recorded values, in order
+  std::vector<I> token;  // per barrier: 1 + phase of the kept token; 0: empty slot
+  Clock clock;
+  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(clock); }
+};
+
+struct Barrier {
+  I live = 0, phase = 0, expected = 0, pending = 0, tx = 0;
+  I observed = 0;               // a wait/poll answered true since the last completion (missing-wait rule)
+  std::vector<Clock> releases;  // by phase: join of everything released on that phase
+  template <class V> void visit(V& v) { v(live); v(phase); v(expected); v(pending); v(tx); v(observed); v(releases); }
+};
+
+struct Copy {     // one per copy statement of the program: each runs at most once
+  I status = 0;   // 0 not issued, 1 in flight, 2 done
+  I landed = 0;   // pieces landed so far
+  Clock clock;    // the copy agent's clock (its issuer's at the issue)
+  template <class V> void visit(V& v) { v(status); v(landed); v(clock); }
+};
+
+struct Word {                 // one word of D or S, with its history for the race detector
+  I value = 0;
+  I writer = -1, wepoch = 0;  // last write: its agent and that agent's own component then
+  std::vector<I> reads;       // per agent: own component at its latest read since that write (0: none)
+  template <class V> void visit(V& v) { v(value); v(writer); v(wepoch); v(reads); }
+};
+
+struct State {
+  std::vector<Thread> threads;  // by global thread
+  std::vector<Barrier> bars;    // cta * nbars + b
+  std::vector<Copy> copies;
+  std::vector<Word> data;       // cta * kDataWords + w
+  std::vector<Word> slots;      // (cta * kSlots + s) * kSlotWords + j
+  std::vector<I> atomics;
+  template <class V> void visit(V& v) { v(threads); v(bars); v(copies); v(data); v(slots); v(atomics); }
+};
+
+// Encoding: zigzag varints (the values are small), vectors prefixed by their length.
+struct Writer {
+  std::string out;
+  void operator()(I& v) {
+    auto u = (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+    do {
+      out += static_cast<char>((u & 0x7f) | (u > 0x7f ? 0x80 : 0));
+      u >>= 7;
+    } while (u != 0);
+  }
+  template <class T> void operator()(std::vector<T>& xs) {
+    I n = static_cast<I>(xs.size());
+    (*this)(n);
+    for (T& x : xs) (*this)(x);
+  }
+  template <class T> void operator()(T& x) { x.visit(*this); }
+};
+
+struct Reader {
+  const unsigned char* p;
+  void operator()(I& v) {
+    std::uint64_t u = 0;
+    for (int shift = 0;; shift += 7) {
+      unsigned char c = *p++;
+      u |= static_cast<std::uint64_t>(c & 0x7f) << shift;
+      if (!(c & 0x80)) break;
+    }
+    v = static_cast<I>(u >> 1) ^ -static_cast<I>(u & 1);
+  }
+  template <class T> void operator()(std::vector<T>& xs) {
+    I n = 0;
+    (*this)(n);
+    xs.resize(static_cast<std::size_t>(n));
+    for (T& x : xs) (*this)(x);
+  }
+  template <class T> void operator()(T& x) { x.visit(*this); }
+};
+
+std::string encode(State& s) {
+  Writer w;
+  w(s);
+  return std::move(w.out);
+}
+
+State decode(const std::string& key) {
+  State s;
+  Reader r{reinterpret_cast<const unsigned char*>(key.data())};
+  r(s);
+  return s;
+}
+
+void join(Clock& into, const Clock& other) {
+  for (std::size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], other[i]);
+}
+
+// A step that hits a bug: the execution ends there with this verdict.
+struct Bug {
+  std::string kind;
+};
+[[noreturn]] void misuse(const char* kind) { throw Bug{std::string("misuse:") + kind}; }
+
+// ---- barrier rules (PTX, as in the emulator: same checks, same order) ----------------------
+
+void require_live(const Barrier& b) {
+  if (!b.live) misuse("uninitialized");
+}
+void check_bytes(I bytes) {  // the byte operand of expect_tx / complete_tx / arrive.expect_tx
+  if (bytes < 0 || bytes > kMaxTx) misuse("tx-out-of-range");
+}
+void check_tx(I new_tx) {
+  if (new_tx > kMaxTx || new_tx < -kMaxTx) misuse("tx-out-of-range");
+}
+// Only an arrive-on or a complete_tx can complete a phase (expect_tx never does).
+void complete_if_done(Barrier& b) {
+  if (b.pending != 0 || b.tx != 0) return;
+  b.phase += 1;
+  b.pending = b.expected;
+  b.observed = 0;
+}
+// Joins `clock` into the releases of the barrier's current phase.
+void release(Barrier& b, const Clock& clock) {
+  if (b.releases.size() <= static_cast<std::size_t>(b.phase))
+    b.releases.resize(static_cast<std::size_t>(b.phase) + 1, Clock(clock.size(), 0));
+  join(b.releases[static_cast<std::size_t>(b.phase)], clock);
+}
+// Would a blocking wait for phase q run now? (An uninitialised barrier runs, to report it.)
+bool wait_proceeds(const Barrier& b, I q) { return !b.live || b.phase != q; }
+
+bool uses_barrier(Stmt op) {
+  switch (op) {
+    case Stmt::store: case Stmt::load: case Stmt::load_slot: case Stmt::atomic_store:
+    case Stmt::atomic_load: case Stmt::atomic_add: case Stmt::sync_threads:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// How many words/slots `arg` indexes for op (0: arg is no index).
+int index_limit(Stmt op) {
+  switch (op) {
+    case Stmt::store: case Stmt::load: return kDataWords;
+    case Stmt::copy: case Stmt::load_slot: return kSlots;
+    case Stmt::atomic_store: case Stmt::atomic_load: case Stmt::atomic_add: return kAtomicWords;
+    default: return 0;
+  }
+}
+
+// ---- the explorer --------------------------------------------------------------------------
+
+class Explorer {
+ public:
+  Explorer(const DiffProgram& p, std::uint64_t max_states) : p_(p), max_states_(max_states) {
+    if (p.ctas < 1 || p.threads < 1) throw std::invalid_argument("reference: empty shape");
+    if (p.scripts.size() != p.total_threads()) throw std::invalid_argument("reference: one script per thread");
+    if (p.counts.size() < p.barriers) throw std::invalid_argument("reference: one count per barrier");
+    n_ = static_cast<int>(p.total_threads());
+    nbars_ = static_cast<int>(p.barriers);
+    copy_index_.resize(p.scripts.size());
+    for (int g = 0; g < n_; ++g) {
+      for (const Instr& in : p.scripts[g]) {
+        if (uses_barrier(in.op)) nbars_ = std::max(nbars_, in.bar + 1);  // above `barriers`: never initialised
+        int limit = index_limit(in.op);
+        if (limit > 0 && (in.arg < 0 || in.arg >= limit)) throw std::invalid_argument("reference: index out of range");
+        copy_index_[g].push_back(in.op == Stmt::copy ? static_cast<int>(copy_issuer_.size()) : -1);
+        if (in.op == Stmt::copy) copy_issuer_.push_back(g);
+      }
+    }
+    if (!copy_issuer_.empty() && (p.copy_pieces < 1 || 2 * p.copy_pieces > kSlotWords))
+      throw std::invalid_argument("reference: copy_pieces must fit the 32-byte slot");
+    agents_ = n_ + static_cast<int>(copy_issuer_.size());
+  }
+
+  ReferenceResult run() {
+    State init = initial();
+    intern(init);
+    while (!stack_.empty()) {
+      std::uint32_t id = stack_.back();
+      stack_.pop_back();
+      expand(id);
+      if (!result_.complete) break;
+    }
+    result_.states = keys_.size();
+    if (!result_.complete) return result_;
+    find_livelock();
+    return result_;
+  }
+
+ private:
+  // --- the program's static shape ---
+  int cta_of(int g) const { return g / static_cast<int>(p_.threads); }
+  // Thread 0 of a CTA inits every barrier (one step each) before its sync_threads.
+  I prologue_len(int g) const { return g % static_cast<int>(p_.threads) == 0 ? p_.barriers + 1 : 1; }
+  I length(int g) const { return prologue_len(g) + static_cast<I>(p_.scripts[g].size()); }
+  bool is_init(int g, I pc) const { return pc < prologue_len(g) - 1; }
+  // The statement at pc (the prologue's sync as a sync_threads; not for init pcs).
+  Instr instr_at(int g, I pc) const {
+    I script_pc = pc - prologue_len(g);
+    return script_pc < 0 ? Instr{Stmt::sync_threads, 0, 0} : p_.scripts[g][static_cast<std::size_t>(script_pc)];
+  }
+  bool at_sync(int g, I pc) const { return !is_init(g, pc) && instr_at(g, pc).op == Stmt::sync_threads; }
+
+  Barrier& bar(State& s, int cta, int b) const { return s.bars[static_cast<std::size_t>(cta * nbars_ + b)]; }
+  Word& data_word(State& s, int cta, int w) const { return s.data[static_cast<std::size_t>(cta * kDataWords + w)]; }
+  Word& slot_word(State& s, int cta, int slot, int j) const {
+    return s.slots[static_cast<std::size_t>((cta * kSlots + slot) * kSlotWords + j)];
+  }
+
+  State initial() const {
+    State s;
+    s.threads.resize(static_cast<std::size_t>(n_));
+    for (int g = 0; g < n_; ++g) {
+      Thread& t = s.threads[g];
+      t.token.assign(static_cast<std::size_t>(nbars_), 0);
+      t.clock.assign(static_cast<std::size_t>(agents_), 0);
+      t.clock[g] = 1;  // own components start at 1: epoch 0 means "no access"
+    }
+    s.bars.resize(static_cast<std::size_t>(p_.ctas) * nbars_);
+    s.copies.resize(copy_issuer_.size());
+    for (Copy& c : s.copies) c.clock.assign(static_cast<std::size_t>(agents_), 0);
+    Word blank;
+    blank.reads.assign(static_cast<std::size_t>(agents_), 0);
+    s.data.assign(static_cast<std::size_t>(p_.ctas) * kDataWords, blank);
+    s.slots.assign(static_cast<std::size_t>(p_.ctas) * kSlots * kSlotWords, blank);
+    s.atomics.assign(kAtomicWords, 0);
+    for (int g = 0; g < n_; ++g) settle(s, g);
+    for (int c = 0; c < static_cast<int>(p_.ctas); ++c) sync_release(s, c);  // e.g. no barriers, one thread
+    return s;
+  }
+
+  // --- race detector: FastTrack-style, exact for a last write plus the reads since it ---
+  static void access(Word& w, int agent, const Clock& c, bool write) {
+    if (w.writer >= 0 && w.writer != agent && w.wepoch > c[static_cast<std::size_t>(w.writer)]) throw Bug{"race"};
+    if (!write) {
+      w.reads[static_cast<std::size_t>(agent)] = c[static_cast<std::size_t>(agent)];
+      return;
+    }
+    for (std::size_t a = 0; a < w.reads.size(); ++a)
+      if (static_cast<int>(a) != agent && w.reads[a] > c[a]) throw Bug{"race"};
+    w.writer = agent;
+    w.wepoch = c[static_cast<std::size_t>(agent)];
+    std::fill(w.reads.begin(), w.reads.end(), 0);
+  }
+
+  // --- thread steps ---
+  // Any poll, or the run of a blocking wait, for phase q: the answer, acquiring on true.
+  static bool poll(Thread& t, Barrier& b, I q) {
+    require_live(b);
+    if (q != b.phase && q != b.phase - 1) throw Bug{"aliasing"};
+    if (q != b.phase - 1) return false;
+    if (b.phase > 0) b.observed = 1;
+    if (q >= 0 && static_cast<std::size_t>(q) < b.releases.size()) join(t.clock, b.releases[static_cast<std::size_t>(q)]);
+    return true;
+  }
+
+  // The arrive-on family: checks in the emulator's order, then release, then the arrive.
+  static void arrive(Thread& t, int g, Barrier& b, const Instr& in) {
+    require_live(b);
+    const bool drop = in.op == Stmt::arrive_drop, no_complete = in.op == Stmt::arrive_no_complete;
+    const bool with_tx = in.op == Stmt::arrive_expect_tx;
+    if (with_tx) {
+      check_bytes(in.arg);
+      check_tx(b.tx + in.arg);
+    }
+    if (drop && b.expected < 1) misuse("count-out-of-range");
+    if (b.phase > 0 && !b.observed) misuse("missing-wait");
+    if (b.pending < 1) misuse("over-arrival");
+    if (no_complete && b.pending == 1 && b.tx == 0) misuse("nocomplete-completes");
+    if (no_complete) t.regs.push_back(b.pending);  // the token's pending_count: before the arrive
+    if (in.op == Stmt::arrive_token) t.token[in.bar] = b.phase + 1;
+    release(b, t.clock);
+    t.clock[static_cast<std::size_t>(g)] += 1;  // later accesses are not covered by this release
+    if (with_tx) b.tx += in.arg;                // expect-tx first, then arrive-on(1)
+    if (drop) b.expected -= 1;                  // this and every later phase
+    b.pending -= 1;
+    complete_if_done(b);
+  }
+
+  // Runs thread g's next step on s. False: the thread is blocked (s untouched). Throws Bug.
+  bool thread_step(State& s, int g) const {
+    Thread& t = s.threads[static_cast<std::size_t>(g)];
+    if (t.finished) return false;
+    const int cta = cta_of(g);
+    if (is_init(g, t.pc)) {
+      Barrier& b = bar(s, cta, static_cast<int>(t.pc));
+      if (b.live) misuse("reinit-live");
+      I count = p_.counts[static_cast<std::size_t>(t.pc)];
+      if (count < 1 || count > kMaxCount) misuse("count-out-of-range");
+      b = Barrier{};
+      b.live = 1;
+      b.expected = b.pending = count;
+      advance(s, g);
+      return true;
+    }
+    const Instr in = instr_at(g, t.pc);
+    Barrier unused;  // for the statements that name no barrier
+    Barrier& b = uses_barrier(in.op) ? bar(s, cta, in.bar) : unused;
+    switch (in.op) {
+      case Stmt::arrive: case Stmt::arrive_drop: case Stmt::arrive_no_complete:
+      case Stmt::arrive_expect_tx: case Stmt::arrive_token:
+        arrive(t, g, b, in);
+        break;
+      case Stmt::expect_tx:  // relaxed; never completes a phase
+        require_live(b);
+        check_bytes(in.arg);
+        check_tx(b.tx + in.arg);
+        if (b.pending == 0 && b.tx < 0 && b.tx + in.arg == 0) misuse("expect-tx-completes");
+        b.tx += in.arg;
+        break;
+      case Stmt::complete_tx:  // relaxed: releases nothing
+        require_live(b);
+        check_bytes(in.arg);
+        check_tx(b.tx - in.arg);
+        b.tx -= in.arg;
+        complete_if_done(b);
+        break;
+      case Stmt::wait:
+        if (!wait_proceeds(b, in.arg)) return false;
+        poll(t, b, in.arg);  // true, or aliasing
+        break;
+      case Stmt::test_wait: case Stmt::try_wait:
+        t.regs.push_back(poll(t, b, in.arg) ? 1 : 0);
+        break;
+      case Stmt::token_test_wait:  // settle() skipped it if the slot was empty
+        t.regs.push_back(poll(t, b, t.token[in.bar] - 1) ? 1 : 0);
+        break;
+      case Stmt::token_wait:
+        if (!wait_proceeds(b, t.token[in.bar] - 1)) return false;
+        poll(t, b, t.token[in.bar] - 1);
+        break;
+      case Stmt::spin_try_wait:
+        if (!poll(t, b, in.arg)) return true;  // a failed poll changes nothing: a self-loop
+        break;
+      case Stmt::spin_backoff:
+        if (!poll(t, b, in.arg)) {
+          t.sub = std::min(t.sub + 1, kMaxBackoff);  // a self-loop once n saturates
+          return true;
+        }
+        t.regs.push_back(t.sub);
+        break;
+      case Stmt::try_then_wait:
+        if (t.sub == 0) {  // the try_wait
+          bool done = poll(t, b, in.arg);
+          t.regs.push_back(done ? 1 : 0);
+          if (!done) {
+            t.sub = 1;  // the blocking wait is a step of its own
+            return true;
+          }
+        } else {
+          if (!wait_proceeds(b, in.arg)) return false;
+          poll(t, b, in.arg);
+        }
+        break;
+      case Stmt::copy: {  // the issue: the copy agent starts with everything its issuer did
+        int c = copy_index_[static_cast<std::size_t>(g)][static_cast<std::size_t>(t.pc - prologue_len(g))];
+        Copy& cp = s.copies[static_cast<std::size_t>(c)];
+        cp.status = 1;
+        cp.landed = 0;
+        cp.clock = t.clock;
+        cp.clock[static_cast<std::size_t>(n_ + c)] = 1;
+        t.clock[static_cast<std::size_t>(g)] += 1;  // the issuer's later accesses are not before the copy
+        break;
+      }
+      case Stmt::load_slot: {
+        Word& w = slot_word(s, cta, in.arg, 0);
+        access(w, g, t.clock, false);
+        t.regs.push_back(w.value);
+        break;
+      }
+      case Stmt::store: {
+        Word& w = data_word(s, cta, in.arg);
+        access(w, g, t.clock, true);
+        w.value = g + 1;
+        break;
+      }
+      case Stmt::load: {
+        Word& w = data_word(s, cta, in.arg);
+        access(w, g, t.clock, false);
+        t.regs.push_back(w.value);
+        break;
+      }
+      case Stmt::atomic_store: s.atomics[static_cast<std::size_t>(in.arg)] = g + 1; break;
+      case Stmt::atomic_load: t.regs.push_back(s.atomics[static_cast<std::size_t>(in.arg)]); break;
+      case Stmt::atomic_add:
+        t.regs.push_back(s.atomics[static_cast<std::size_t>(in.arg)]);
+        s.atomics[static_cast<std::size_t>(in.arg)] += 1;
+        break;
+      case Stmt::sync_threads:
+        if (!t.released) return false;  // arrived, waiting for the rest of the CTA
+        t.released = 0;
+        break;
+      case Stmt::count_: throw std::invalid_argument("reference: bad statement");
+    }
+    advance(s, g);
+    return true;
+  }
+
+  // Moves thread g past its statement, then lets the CTA's sync_threads release if it can.
+  void advance(State& s, int g) const {
+    Thread& t = s.threads[static_cast<std::size_t>(g)];
+    t.pc += 1;
+    t.sub = 0;
+    settle(s, g);
+    sync_release(s, cta_of(g));
+  }
+
+  // A token wait on an empty slot is a no-op, not a scheduling point: skip it as part of the
+  // step that reached it. Past the last statement the thread has exited.
+  void settle(State& s, int g) const {
+    Thread& t = s.threads[static_cast<std::size_t>(g)];
+    while (t.pc < length(g) && !is_init(g, t.pc)) {
+      Instr in = instr_at(g, t.pc);
+      bool token_op = in.op == Stmt::token_test_wait || in.op == Stmt::token_wait;
+      if (!token_op || t.token[in.bar] != 0) break;
+      t.pc += 1;
+    }
+    if (t.pc == length(g)) {
+      t.finished = 1;
+      std::fill(t.clock.begin(), t.clock.end(), 0);  // never read again: keep states canonical
+    }
+  }
+
+  // When every thread of the CTA that has not exited stands at a sync_threads it has not yet
+  // been released from, all of them are released together, with the join of their clocks.
+  void sync_release(State& s, int cta) const {
+    Clock joined(static_cast<std::size_t>(agents_), 0);
+    bool any = false;
+    const int first = cta * static_cast<int>(p_.threads);
+    for (int g = first; g < first + static_cast<int>(p_.threads); ++g) {
+      const Thread& t = s.threads[static_cast<std::size_t>(g)];
+      if (t.finished) continue;
+      if (!at_sync(g, t.pc) || t.released) return;
+      join(joined, t.clock);
+      any = true;
+    }
+    if (!any) return;
+    for (int g = first; g < first + static_cast<int>(p_.threads); ++g) {
+      Thread& t = s.threads[static_cast<std::size_t>(g)];
+      if (t.finished) continue;
+      t.clock = joined;
+      t.clock[static_cast<std::size_t>(g)] += 1;
+      t.released = 1;
+    }
+  }
+
+  // One piece of copy c lands: it writes its 2 words, releases its own writes (and nothing
+  // of its issuer's) on the phase it lands in, then does complete_tx(16).
+  bool copy_step(State& s, int c) const {
+    Copy& cp = s.copies[static_cast<std::size_t>(c)];
+    if (cp.status != 1) return false;
+    const int issuer = copy_issuer_[static_cast<std::size_t>(c)];
+    const int cta = cta_of(issuer), agent = n_ + c;
+    const Instr& in = p_.scripts[static_cast<std::size_t>(issuer)][script_pc_of_copy(c)];
+    for (int j = static_cast<int>(2 * cp.landed); j < 2 * cp.landed + 2; ++j) {
+      Word& w = slot_word(s, cta, in.arg, j);
+      access(w, agent, cp.clock, true);
+      w.value = copy_source_value(static_cast<std::uint32_t>(cta), in.arg, j);
+    }
+    Barrier& b = bar(s, cta, in.bar);
+    require_live(b);
+    check_tx(b.tx - kPieceBytes);
+    Clock own(static_cast<std::size_t>(agents_), 0);
+    own[static_cast<std::size_t>(agent)] = cp.clock[static_cast<std::size_t>(agent)];
+    release(b, own);
+    cp.clock[static_cast<std::size_t>(agent)] += 1;
+    b.tx -= kPieceBytes;
+    complete_if_done(b);
+    cp.landed += 1;
+    if (cp.landed == static_cast<I>(p_.copy_pieces)) {
+      cp.status = 2;
+      std::fill(cp.clock.begin(), cp.clock.end(), 0);
+    }
+    return true;
+  }
+
+  std::size_t script_pc_of_copy(int c) const {
+    const auto& idx = copy_index_[static_cast<std::size_t>(copy_issuer_[static_cast<std::size_t>(c)])];
+    return static_cast<std::size_t>(std::find(idx.begin(), idx.end(), c) - idx.begin());
+  }
+
+  // --- the search ---
+  // The id of s, adding it (and scheduling its expansion) when new.
+  std::uint32_t intern(State& s) {
+    std::string key = encode(s);
+    auto it = ids_.find(key);
+    if (it != ids_.end()) return it->second;
+    if (keys_.size() >= max_states_) {
+      result_.complete = false;
+      return 0;
+    }
+    auto id = static_cast<std::uint32_t>(keys_.size());
+    auto [pos, _] = ids_.emplace(std::move(key), id);
+    keys_.push_back(&pos->first);
+    ends_.push_back(0);
+    stack_.push_back(id);
+    return id;
+  }
+
+  void expand(std::uint32_t id) {
+    State s = decode(*keys_[id]);
+    bool any = false;
+    for (int a = 0; a < agents_; ++a) {
+      State next = s;
+      try {
+        if (!(a < n_ ? thread_step(next, a) : copy_step(next, a - n_))) continue;
+      } catch (const Bug& bug) {  // the execution ends in the bug: an end reachable from here
+        any = true;
+        note_bug(bug.kind);
+        ends_[id] = 1;
+        continue;
+      }
+      any = true;
+      std::uint32_t to = intern(next);
+      if (!result_.complete) return;
+      if (to != id) edges_.push_back({id, to});  // a self-loop (failed poll) is no progress
+    }
+    if (any) return;
+    ends_[id] = 1;  // nobody can move: completed or deadlocked
+    bool all_done = std::all_of(s.threads.begin(), s.threads.end(), [](const Thread& t) { return t.finished != 0; });
+    if (!all_done) {
+      note_bug("deadlock");
+      return;
+    }
+    Observed o;
+    for (const Thread& t : s.threads) o.registers.push_back(t.regs);
+    for (const Word& w : s.data) o.data.push_back(w.value);
+    for (const Word& w : s.slots) o.slots.push_back(w.value);
+    o.atomics = s.atomics;
+    result_.outcomes.insert(format_observed(o));
+  }
+
+  // Backward reachability from the ends over the reverse edges: a state that reaches none is
+  // stuck forever in a cycle of spinning (livelock).
+  void find_livelock() {
+    const std::size_t n = keys_.size();
+    std::vector<std::uint32_t> start(n + 1, 0), preds(edges_.size());
+    for (const auto& e : edges_) ++start[e.second + 1];
+    for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+    for (const auto& e : edges_) preds[fill[e.second]++] = e.first;
+    std::vector<std::uint32_t> queue;
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (ends_[i]) queue.push_back(i);
+    std::vector<char> reaches(ends_.begin(), ends_.end());
+    while (!queue.empty()) {
+      std::uint32_t v = queue.back();
+      queue.pop_back();
+      for (std::uint32_t k = start[v]; k < start[v + 1]; ++k)
+        if (!reaches[preds[k]]) {
+          reaches[preds[k]] = 1;
+          queue.push_back(preds[k]);
+        }
+    }
+    if (std::find(reaches.begin(), reaches.end(), 0) != reaches.end()) note_bug("livelock");
+  }
+
+  void note_bug(const std::string& kind) {
+    result_.bug = true;
+    result_.bug_kinds.insert(kind);
+  }
+
+  const DiffProgram& p_;
+  std::uint64_t max_states_;
+  int n_ = 0;       // threads in all
+  int nbars_ = 0;   // barriers per CTA, counting never-initialised ones named by scripts
+  int agents_ = 0;  // threads + copy statements
+  std::vector<std::vector<int>> copy_index_;  // [g][script pc]: its copy's index, or -1
+  std::vector<int> copy_issuer_;              // by copy index: the issuing thread
+
+  std::unordered_map<std::string, std::uint32_t> ids_;
+  std::vector<const std::string*> keys_;  // by id, into ids_
+  std::vector<char> ends_;                // by id: a completed/deadlocked state, or one a bug step leaves
+  std::vector<std::uint32_t> stack_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges_;  // (from, to)
+  ReferenceResult result_;
+};
+
+}  // namespace
+
+ReferenceResult reference_explore(const DiffProgram& program, std::uint64_t max_states) {
+  return Explorer(program, max_states).run();
+}
+
+}  // namespace mbcheck::diff

@@ -1,0 +1,126 @@
+#include "tests/differential/runtime_program.hpp"
+
+#include <stdexcept>
+
+namespace mbcheck::diff {
+
+namespace {
+using P = sim::HostPlatform;
+// Shared memory of a CTA: the barriers, then D (at kDataOffset from the end of the barrier
+// block), then the copy slots, 16-byte aligned as bulk copies need.
+constexpr std::size_t kDataBytes = kDataWords * 8, kSlotsOffset = 128, kSlotBytes = kSlotWords * 8;
+}  // namespace
+
+RuntimeProgram::RuntimeProgram(DiffProgram program) : program_(std::move(program)) {
+  if (program_.barriers > 4 || program_.counts.size() != program_.barriers)
+    throw std::invalid_argument("a differential program has 1..4 barriers, each with a count");
+  shape_.ctas = program_.ctas;
+  shape_.threads_per_cta = program_.threads;
+  shape_.copy_pieces = program_.copy_pieces;
+  shape_.smem_bytes = barrier_bytes<P>(program_.barriers) + kSlotsOffset + kSlots * kSlotBytes;
+  registers_.resize(program_.total_threads());
+  smem_.assign(program_.ctas, nullptr);
+  sources_.resize(static_cast<std::size_t>(program_.ctas) * kSlots * kSlotWords);
+  for (std::uint32_t c = 0; c < program_.ctas; ++c)
+    for (int s = 0; s < kSlots; ++s)
+      for (int j = 0; j < kSlotWords; ++j) sources_[(c * kSlots + s) * kSlotWords + j] = copy_source_value(c, s, j);
+}
+
+void RuntimeProgram::reset() {
+  for (auto& r : registers_) r.clear();
+  atomics_.fill(0);
+  smem_.assign(program_.ctas, nullptr);
+}
+
+void RuntimeProgram::thread_main() {
+  const std::uint32_t cta = P::block_idx(), t = P::thread_idx();
+  const std::uint32_t g = cta * program_.threads + t;
+  unsigned char* smem = P::shared_memory();
+  smem_[cta] = smem;
+  auto* bars = reinterpret_cast<P::Barrier*>(smem);
+  auto* data = reinterpret_cast<std::int64_t*>(smem + barrier_bytes<P>(program_.barriers));
+  auto* slots = reinterpret_cast<std::int64_t*>(smem + barrier_bytes<P>(program_.barriers) + kSlotsOffset);
+  static_assert(kDataBytes <= kSlotsOffset);
+  if (t == 0)
+    for (std::uint32_t b = 0; b < program_.barriers; ++b) Mbarrier<P>(bars[b]).init(program_.counts[b]);
+  P::sync_threads();
+  // Thread-local state lives here, on the thread's stack (registers, on a GPU).
+  std::array<std::int64_t, 64> regs{};
+  std::size_t n = 0;
+  std::array<P::Token, 4> tokens{};
+  std::array<bool, 4> have_token{};
+  for (const Instr& i : program_.scripts[g]) {
+    const Mbarrier<P> bar(bars[i.bar]);
+    const std::int64_t q = i.arg;
+    switch (i.op) {
+      case Stmt::arrive: bar.arrive(); break;
+      case Stmt::arrive_drop: bar.arrive_drop(1); break;
+      case Stmt::arrive_no_complete: regs[n++] = P::mbarrier_pending_count(bar.arrive_no_complete(1)); break;
+      case Stmt::arrive_expect_tx: bar.arrive_expect_tx(static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::expect_tx: bar.expect_tx(static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::complete_tx: bar.complete_tx(static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::arrive_token:
+        tokens[i.bar] = bar.arrive();
+        have_token[i.bar] = true;
+        break;
+      case Stmt::wait: bar.wait(q); break;
+      case Stmt::test_wait: regs[n++] = bar.test_wait(q); break;
+      case Stmt::try_wait: regs[n++] = bar.try_wait(q); break;
+      case Stmt::token_test_wait:
+        if (have_token[i.bar]) regs[n++] = bar.test_wait(tokens[i.bar]);
+        break;
+      case Stmt::token_wait:
+        if (have_token[i.bar]) bar.wait(tokens[i.bar].phase);
+        break;
+      case Stmt::spin_try_wait:
+        while (!bar.try_wait(q)) {
+        }
+        break;
+      case Stmt::spin_backoff: {
+        std::int64_t backoff = 0;
+        while (!bar.test_wait(q))
+          if (backoff < 2) ++backoff;
+        regs[n++] = backoff;
+        break;
+      }
+      case Stmt::try_then_wait: {
+        const bool ready = bar.try_wait(q);
+        if (!ready) bar.wait(q);
+        regs[n++] = ready;
+        break;
+      }
+      case Stmt::copy:
+        P::cp_async_bulk_global_to_shared(slots + i.arg * kSlotWords,
+                                          sources_.data() + (cta * kSlots + i.arg) * kSlotWords,
+                                          16 * program_.copy_pieces, bar.raw());
+        break;
+      case Stmt::load_slot: regs[n++] = P::load(slots + i.arg * kSlotWords); break;
+      case Stmt::store: P::store(data + i.arg, static_cast<std::int64_t>(g + 1)); break;
+      case Stmt::load: regs[n++] = P::load(data + i.arg); break;
+      case Stmt::atomic_store: P::atomic_store(&atomics_[i.arg], g + 1); break;
+      case Stmt::atomic_load: regs[n++] = P::atomic_load(&atomics_[i.arg]); break;
+      case Stmt::atomic_add: regs[n++] = P::atomic_fetch_add(&atomics_[i.arg], 1); break;
+      case Stmt::sync_threads: P::sync_threads(); break;
+      case Stmt::count_: break;
+    }
+  }
+  registers_[g].assign(regs.begin(), regs.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+Observed RuntimeProgram::observed() const {
+  // The runtime keeps each CTA's shared memory until its next execution.
+  Observed o;
+  o.registers = registers_;
+  for (std::uint32_t c = 0; c < program_.ctas; ++c) {
+    const unsigned char* smem = smem_[c];
+    const auto* data = reinterpret_cast<const std::int64_t*>(smem + barrier_bytes<P>(program_.barriers));
+    const auto* slots =
+        reinterpret_cast<const std::int64_t*>(smem + barrier_bytes<P>(program_.barriers) + kSlotsOffset);
+    for (int w = 0; w < kDataWords; ++w) o.data.push_back(smem ? data[w] : 0);
+    for (int j = 0; j < kSlots * kSlotWords; ++j) o.slots.push_back(smem ? slots[j] : 0);
+  }
+  o.atomics.assign(atomics_.begin(), atomics_.end());
+  return o;
+}
+
+}  // namespace mbcheck::diff
