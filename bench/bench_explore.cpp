@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <vector>
 
 #include "sim/check.hpp"
@@ -53,10 +54,103 @@ double raw_ns_per_op() {
   return std::chrono::duration<double>(Clock::now() - start).count() * 1e9 / static_cast<double>(steps);
 }
 
+// Ordinary patterns with a single outcome (the exploration issue's size bars): how many
+// executions exhaustive DPOR needs for each, stopped at `cap`.
+struct PatternRun {
+  std::uint64_t executions = 0;
+  bool complete = false;
+  double seconds = 0;
+};
+PatternRun run_pattern(std::uint32_t threads, std::function<void()> kernel, std::uint64_t cap = 20000) {
+  LaunchShape shape;
+  shape.threads_per_cta = threads;
+  shape.smem_bytes = 64 * sizeof(MbarrierState);
+  FunctionProgram prog(shape, std::move(kernel));
+  ExploreOptions o;
+  o.max_executions = cap;
+  o.time_limit_s = 10;
+  const ExploreResult r = explore(prog, o);
+  return {r.stats.executions, r.stats.complete, r.stats.seconds};
+}
+mbcheck::Mbarrier<HostPlatform> smem_bar(int i) {
+  return mbcheck::Mbarrier<HostPlatform>(reinterpret_cast<HostPlatform::Barrier*>(HostPlatform::shared_memory())[i]);
+}
+void print_pattern(const std::string& name, const PatternRun& r) {
+  fmt::print("  {:<58} {:>8}{} executions  {:.3f} s\n", name, r.executions, r.complete ? " " : "+", r.seconds);
+}
+void patterns() {
+  using P = HostPlatform;
+  fmt::print("\nordinary single-outcome patterns (executions; + = stopped at 20000 or 10 s; the target is 1):\n");
+  for (std::uint32_t n : {2u, 3u, 4u})
+    for (int k : {2, 3}) {
+      print_pattern(fmt::format("{} threads x {} rounds of arrive; wait(r) on one barrier", n, k),
+                    run_pattern(n, [n, k] {
+                      if (P::thread_idx() == 0) smem_bar(0).init(n);
+                      P::sync_threads();
+                      for (int r = 0; r < k; ++r) {
+                        smem_bar(0).arrive();
+                        smem_bar(0).wait(r);
+                      }
+                    }));
+    }
+  alignas(16) static unsigned char src[16 * 16], dst[16 * 16];
+  for (std::uint32_t n : {2u, 4u, 8u, 16u})
+    print_pattern(fmt::format("arrive.expect_tx + copy beside {} plain arrivals", n - 1),
+                  run_pattern(n, [n] {
+                    if (P::thread_idx() == 0) smem_bar(0).init(n);
+                    P::sync_threads();
+                    if (P::thread_idx() == 0) {
+                      smem_bar(0).arrive_expect_tx(16);
+                      P::cp_async_bulk_global_to_shared(P::shared_memory() + 1024, src, 16, smem_bar(0).raw());
+                    } else {
+                      smem_bar(0).arrive();
+                    }
+                    smem_bar(0).wait(0);
+                  }));
+  for (std::uint32_t k : {2u, 4u, 8u})
+    print_pattern(fmt::format("{} bulk copies landing on one barrier", k), run_pattern(2, [k] {
+                    if (P::thread_idx() == 0) smem_bar(0).init(1);
+                    P::sync_threads();
+                    if (P::thread_idx() == 0) {
+                      smem_bar(0).arrive_expect_tx(16 * k);
+                      for (std::uint32_t i = 0; i < k; ++i)
+                        P::cp_async_bulk_global_to_shared(P::shared_memory() + 1024 + 16 * i, src + 16 * i, 16,
+                                                          smem_bar(0).raw());
+                    }
+                    smem_bar(0).wait(0);
+                  }));
+  for (std::uint32_t c : {1u, 2u, 3u})
+    print_pattern(fmt::format("spin loop, {} consumer(s): while (!try_wait(b, 0)) {{}}", c), run_pattern(c + 1, [] {
+                    if (P::thread_idx() == 0) smem_bar(0).init(1);
+                    P::sync_threads();
+                    if (P::thread_idx() == 0)
+                      smem_bar(0).arrive();
+                    else
+                      while (!smem_bar(0).try_wait(0)) {
+                      }
+                  }));
+  for (std::uint32_t c : {1u, 2u, 3u})
+    print_pattern(fmt::format("try_wait-then-wait, {} consumer(s), 2 rounds", c), run_pattern(c + 1, [c] {
+                    if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(c);
+                    P::sync_threads();
+                    for (int r = 0; r < 2; ++r) {
+                      if (P::thread_idx() == 0) {
+                        smem_bar(1).wait(r - 1);
+                        smem_bar(0).arrive();
+                      } else {
+                        if (!smem_bar(0).try_wait(r)) smem_bar(0).wait(r);
+                        smem_bar(1).arrive();
+                      }
+                    }
+                  }));
+  (void)dst;
+}
+
 }  // namespace
 
 int main() {
   fmt::print("mbcheck exploration benchmark\n\n");
+  patterns();
   fmt::print("full-size EpiLoadPipeline (1 load warp + 4 store warps of 32 threads = 160 fibers), DPOR:\n");
   for (auto [stages, tiles, target] : {std::tuple{"2", "4", 1.0}, std::tuple{"4", "16", 5.0}, std::tuple{"2", "8", 0.0}}) {
     auto prog = make_protocol("epi-load", {{"stages", stages}, {"tiles", tiles}});

@@ -134,9 +134,14 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
     out += fmt::format(
         "proved:   for this shape, every schedule ({} class{} of equivalent interleavings{}) ends with every thread "
         "finished: no deadlock, livelock, data race, mbarrier misuse or phase aliasing, and the protocol's own "
-        "output check passes\n",
+        "output check passes{}\n",
         s.executions, s.executions == 1 ? "" : "es",
-        r.preemption_bound >= 0 ? "; no schedule needed more preemptions than the bound" : "");
+        r.preemption_bound >= 0 ? "; no schedule needed more preemptions than the bound" : "",
+        s.spin_iterations
+            ? fmt::format("; assuming each thread's state is its registers and stack ({} polls were spin iterations "
+                          "made from exactly the state of the thread's previous failed poll, run as waits)",
+                          s.spin_iterations)
+            : std::string());
   std::string what = to_string(r.verdict);
   if (r.counterexample) what = fmt::format("bug: {}", to_string(r.counterexample->kind));
   std::string scope;

@@ -242,6 +242,7 @@ class DporSearch final : public Strategy, public StepObserver {
   int bound = -1;
   std::uint64_t bound_cut = 0;
   std::uint64_t fallbacks = 0;  // alternatives not enabled where a reversal put them
+  std::uint64_t spin_iterations = 0;
 
   // A worker explores the subtree below node floor-1 only; races it finds against nodes
   // above that are recorded, and the coordinator applies them in the order one search
@@ -324,6 +325,7 @@ class DporSearch final : public Strategy, public StepObserver {
   void on_step(const Runtime& rt, const StepInfo& step) override {
     // Event slots (and their clocks' storage) are reused from execution to execution.
     const auto index = static_cast<std::uint32_t>(n_events_);
+    if (step.op.await) ++spin_iterations;
     if (n_events_ == events_.size()) events_.emplace_back();
     ++n_events_;
     Event& e = events_[index];
@@ -760,6 +762,7 @@ WaveResult run_subtree(Program& program, Runtime& rt, const std::vector<DporNode
   res.stats.races = local.races;
   res.stats.bound_cut = local.bound_cut;
   res.stats.fallbacks = local.fallbacks;
+  res.stats.spin_iterations = local.spin_iterations;
   res.deferred = std::move(local.deferred);
   return res;
 }
@@ -859,6 +862,7 @@ nlohmann::json to_json(const WaveResult& w) {
   nlohmann::json j = {{"executions", w.stats.executions}, {"redundant", w.stats.redundant},
                       {"blocked", w.stats.blocked},       {"transitions", w.stats.transitions},
                       {"races", w.stats.races},           {"bound_cut", w.stats.bound_cut},
+                      {"fallbacks", w.stats.fallbacks},   {"spin_iterations", w.stats.spin_iterations},
                       {"stopped", w.stopped},             {"deferred", deferred}};
   if (w.bug) j["bug"] = to_json(*w.bug);
   return j;
@@ -872,6 +876,8 @@ WaveResult wave_result_from_json(const nlohmann::json& j) {
   w.stats.transitions = j.at("transitions");
   w.stats.races = j.at("races");
   w.stats.bound_cut = j.at("bound_cut");
+  w.stats.fallbacks = j.at("fallbacks");
+  w.stats.spin_iterations = j.at("spin_iterations");
   w.stopped = j.at("stopped");
   for (const auto& d : j.at("deferred"))
     w.deferred.push_back({d.at(0).get<std::size_t>(), d.at(1).get<std::vector<AgentId>>(), d.at(2).get<AgentId>()});
@@ -1022,6 +1028,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
       dpor.races += w.stats.races;
       dpor.bound_cut += w.stats.bound_cut;
       dpor.fallbacks += w.stats.fallbacks;
+      dpor.spin_iterations += w.stats.spin_iterations;
       if (on_execution)
         for (const Outcome& o : w.outcomes) on_execution(o);
       for (const auto& d : w.deferred) dpor.apply(d);
@@ -1083,6 +1090,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   result.stats.races = dpor.races;
   result.stats.bound_cut = dpor.bound_cut;
   result.stats.fallbacks = dpor.fallbacks;
+  result.stats.spin_iterations = dpor.spin_iterations;
   return result;
 }
 

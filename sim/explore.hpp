@@ -32,6 +32,10 @@ struct ExploreStats {
   std::uint64_t bound_cut = 0;    // dpor with a preemption bound: alternatives it skipped
   std::uint64_t own_executions = 0;  // executions this process ran (sharded: this shard's share)
   std::uint64_t fallbacks = 0;  // dpor: reversals whose first step was not enabled (should be 0)
+  // Polls recognised as spin iterations (made from exactly the state of the thread's
+  // previous failed poll) and run as waits: the search relies on the thread's state being
+  // its registers and stack.
+  std::uint64_t spin_iterations = 0;
   double seconds = 0;
   bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
 };

@@ -380,6 +380,7 @@ int main(int argc, char** argv) {
         j["blocked"] = s.blocked;
         j["redundant"] = s.redundant;
         j["transitions"] = s.transitions;
+        j["spin_iterations"] = s.spin_iterations;
         j["seconds"] = s.seconds;
         j["complete"] = s.complete;
         if (check_opts.shard_count > 1) {

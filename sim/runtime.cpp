@@ -125,9 +125,29 @@ void install_scheduler() {
 }
 }  // namespace
 
+// Spin-loop recognition compares a thread's live stack between two polls. So that the
+// comparison depends only on what this execution wrote, the top kZeroedStack bytes of every
+// stack are zeroed when a fiber gets it (a pooled stack holds the last execution's frames);
+// a thread deeper than that at a poll is not checked for spinning (which loses nothing).
+constexpr std::size_t kFiberStack = 64 * 1024, kZeroedStack = 16 * 1024;
+
+class ZeroedPooledStack {
+ public:
+  explicit ZeroedPooledStack(boost::fibers::pooled_fixedsize_stack& pool) : pool_(&pool) {}
+  boost::context::stack_context allocate() {
+    boost::context::stack_context sctx = pool_->allocate();
+    std::memset(static_cast<char*>(sctx.sp) - kZeroedStack, 0, kZeroedStack);
+    return sctx;
+  }
+  void deallocate(boost::context::stack_context& sctx) noexcept { pool_->deallocate(sctx); }
+
+ private:
+  boost::fibers::pooled_fixedsize_stack* pool_;
+};
+
 struct Runtime::StackPool {
   // 64 KiB per fiber, pooled: executions create and drop hundreds of fibers each.
-  boost::fibers::pooled_fixedsize_stack stacks{64 * 1024};
+  boost::fibers::pooled_fixedsize_stack stacks{kFiberStack};
 };
 
 Runtime::Runtime() : stacks_(std::make_unique<StackPool>()) {}
@@ -219,7 +239,7 @@ namespace {
       : "=r"(sp)
       : "r"(regs)
       : "memory");
-  if (!top || sp >= top || top - sp > 256 * 1024) return false;
+  if (!top || sp >= top || static_cast<std::size_t>(top - sp) > kZeroedStack / 2) return false;
   const auto live = static_cast<std::size_t>(top - sp);
   out.resize(sizeof regs + live);
   std::memcpy(out.data(), regs, sizeof regs);
@@ -931,7 +951,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
       agents_.push_back(a);
       agent_at_.push_back(&agents_.back());
       newborn_ = a.id;
-      boost::fibers::fiber f(std::allocator_arg, stacks_->stacks, [this, id = a.id] { fiber_main(id); });
+      boost::fibers::fiber f(std::allocator_arg, ZeroedPooledStack(stacks_->stacks), [this, id = a.id] { fiber_main(id); });
       f.detach();
     }
   }
