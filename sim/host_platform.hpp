@@ -23,14 +23,28 @@ struct HostPlatform {
   static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes) { rt().expect_tx(b, bytes); }
   static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes) { rt().complete_tx(b, bytes); }
   static void mbarrier_wait_parity(Barrier& b, std::int64_t phase) { rt().wait(b, phase); }
-  static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase) {
-    return rt().test_wait(b, phase, OpKind::test_wait);
+  // Polls first capture the caller's state (inlined into it): a poll repeated from exactly
+  // that state is a spin iteration (sim/runtime.hpp).
+  [[gnu::always_inline]] static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase) {
+    Runtime& r = rt();
+    r.capture_poll_state();
+    return r.test_wait(b, phase, OpKind::test_wait);
   }
-  static bool mbarrier_try_wait_parity(Barrier& b, std::int64_t phase) {
-    return rt().test_wait(b, phase, OpKind::try_wait);
+  [[gnu::always_inline]] static bool mbarrier_try_wait_parity(Barrier& b, std::int64_t phase) {
+    Runtime& r = rt();
+    r.capture_poll_state();
+    return r.test_wait(b, phase, OpKind::try_wait);
   }
-  static bool mbarrier_test_wait(Barrier& b, Token t) { return rt().test_wait(b, t.phase, OpKind::test_wait, &t); }
-  static bool mbarrier_try_wait(Barrier& b, Token t) { return rt().test_wait(b, t.phase, OpKind::try_wait, &t); }
+  [[gnu::always_inline]] static bool mbarrier_test_wait(Barrier& b, Token t) {
+    Runtime& r = rt();
+    r.capture_poll_state();
+    return r.test_wait(b, t.phase, OpKind::test_wait, &t);
+  }
+  [[gnu::always_inline]] static bool mbarrier_try_wait(Barrier& b, Token t) {
+    Runtime& r = rt();
+    r.capture_poll_state();
+    return r.test_wait(b, t.phase, OpKind::try_wait, &t);
+  }
   static std::uint32_t mbarrier_pending_count(Token t) { return rt().pending_count(t); }
 
   // async copies, fences, block sync

@@ -130,6 +130,7 @@ void install_scheduler() {
 // stack are zeroed when a fiber gets it (a pooled stack holds the last execution's frames);
 // a thread deeper than that at a poll is not checked for spinning (which loses nothing).
 constexpr std::size_t kFiberStack = 64 * 1024, kZeroedStack = 16 * 1024;
+static_assert(Runtime::kSnapshotLimit * 2 <= kZeroedStack);
 
 class ZeroedPooledStack {
  public:
@@ -216,42 +217,6 @@ std::string Runtime::describe_op(const Agent& a) const {
   }
   return "?";
 }
-
-namespace {
-// Copies the calling thread's callee-saved registers and its live stack (from here up to
-// `top`, where its fiber's frames begin) into `out`. Caller-saved registers are dead across
-// the call, so this is the whole state of the protocol thread at the call, if its state
-// lives in registers and on its stack (device code: registers and local memory; shared and
-// global memory go through P::load/P::store). False where unsupported: spin loops are then
-// explored poll by poll, which is slower but loses nothing.
-[[gnu::noinline]] bool snapshot_thread(std::vector<unsigned char>& out, const unsigned char* top) {
-#if defined(__x86_64__)
-  std::uint64_t regs[6];
-  const unsigned char* sp;
-  asm volatile(
-      "movq %%rbx, 0(%1)\n\t"
-      "movq %%rbp, 8(%1)\n\t"
-      "movq %%r12, 16(%1)\n\t"
-      "movq %%r13, 24(%1)\n\t"
-      "movq %%r14, 32(%1)\n\t"
-      "movq %%r15, 40(%1)\n\t"
-      "movq %%rsp, %0"
-      : "=r"(sp)
-      : "r"(regs)
-      : "memory");
-  if (!top || sp >= top || static_cast<std::size_t>(top - sp) > kZeroedStack / 2) return false;
-  const auto live = static_cast<std::size_t>(top - sp);
-  out.resize(sizeof regs + live);
-  std::memcpy(out.data(), regs, sizeof regs);
-  std::memcpy(out.data() + sizeof regs, sp, live);
-  return true;
-#else
-  (void)out;
-  (void)top;
-  return false;
-#endif
-}
-}  // namespace
 
 Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
   if (bar.id == 0) {
@@ -796,8 +761,9 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   Op op{kind, &bar, awaited};
   if (current_ && !over_) {
     Agent& self = *current_;
-    // A spin iteration: the same poll as the last, failed, one from exactly the same state.
-    const bool captured = snapshot_thread(self.snapshot, self.stack_top);
+    // A spin iteration: the same poll as the last, failed, one from exactly the same state
+    // (HostPlatform captured it into self.snapshot, in the caller's frame).
+    const bool captured = !self.snapshot.empty();
     op.await = captured && self.last_poll_failed && !self.stored_since_poll && self.poll_bar == &bar &&
                self.poll_phase == awaited && self.poll_kind == kind && self.snapshot == self.poll_state;
   }
@@ -807,12 +773,13 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   if (complete) races_.acquire(a.id, bar.id, awaited);
   a.last_poll_failed = !complete;
   if (!complete) {
-    a.poll_state.swap(a.snapshot);  // the state this failed poll was made from
+    a.poll_state = a.snapshot;  // the state this failed poll was made from (copied: each keeps its buffer)
     a.poll_bar = &bar;
     a.poll_phase = awaited;
     a.poll_kind = kind;
     a.stored_since_poll = false;
   }
+  a.snapshot.clear();
   record(a, &bar);
   observe({a.id, a.op, bar.phase, false, complete});
   return complete;

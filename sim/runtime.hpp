@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -208,6 +209,41 @@ struct Agent {
   std::uint64_t copy_seq = 0;
 };
 
+// Copies the calling thread's callee-saved registers and its live stack (from its stack
+// pointer up to `top`, where its fiber's frames begin) into `out`. Inlined into the protocol
+// code that polls, so that it sees that code's state and none of the runtime's frames.
+// Caller-saved registers are dead across a call, so this is the whole state of the thread
+// at the poll, if its state lives in registers and on its stack (device code: registers and
+// local memory; shared and global memory go through P::load/P::store). Leaves `out` empty
+// where unsupported or deeper than `limit`: such spins are explored poll by poll, which is
+// slower but loses nothing.
+[[gnu::always_inline]] inline void capture_thread_state(std::vector<unsigned char>& out, const unsigned char* top,
+                                                         std::size_t limit) {
+  out.clear();
+#if defined(__x86_64__)
+  std::uint64_t regs[7];
+  asm volatile(
+      "movq %%rbx, 0(%0)\n\t"
+      "movq %%rbp, 8(%0)\n\t"
+      "movq %%r12, 16(%0)\n\t"
+      "movq %%r13, 24(%0)\n\t"
+      "movq %%r14, 32(%0)\n\t"
+      "movq %%r15, 40(%0)\n\t"
+      "movq %%rsp, 48(%0)"
+      :
+      : "r"(regs)
+      : "memory");
+  const auto* sp = reinterpret_cast<const unsigned char*>(regs[6]);
+  if (!top || sp >= top || static_cast<std::size_t>(top - sp) > limit) return;
+  out.resize(sizeof regs + static_cast<std::size_t>(top - sp));
+  std::memcpy(out.data(), regs, sizeof regs);
+  std::memcpy(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));
+#else
+  (void)top;
+  (void)limit;
+#endif
+}
+
 class Runtime {
  public:
   Runtime();
@@ -253,6 +289,14 @@ class Runtime {
   void wait(MbarrierState& bar, std::int64_t phase);
   // test_wait or try_wait (kind), by parity or, with `token`, by state token.
   bool test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token = nullptr);
+  // Called by HostPlatform right before test_wait: the calling thread's state, for spin
+  // recognition (kept only while this execution's fibers are inside protocol code).
+  [[gnu::always_inline]] void capture_poll_state() {
+    if (current_ && !over_) capture_thread_state(current_->snapshot, current_->stack_top, kSnapshotLimit);
+  }
+  // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
+  // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
+  static constexpr std::size_t kSnapshotLimit = 8 * 1024;
   std::uint32_t pending_count(const MbarrierToken& token);
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
   void bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes);  // TMA store

@@ -10,7 +10,9 @@ SearchReach search_reach(const DiffProgram& p, sim::SearchKind kind, std::uint64
   RuntimeProgram prog(p);
   sim::ExploreOptions o;
   o.kind = kind;
-  o.stop_at_first_bug = false;
+  // A bug ends the comparison (only whether one exists is compared); a bug-free program is
+  // explored to the end, so every outcome is seen.
+  o.stop_at_first_bug = true;
   o.max_executions = max_executions;
   SearchReach r;
   const sim::ExploreResult er = sim::explore(prog, o, [&](const sim::Outcome& out) {
@@ -42,8 +44,9 @@ Comparison compare(const DiffProgram& p) {
   const SearchReach& s = c.search;
   if (!ref.complete) {
     c.why = "the reference did not finish (state limit)";
-  } else if (!s.stats.complete) {
-    c.why = "the search did not finish (execution limit)";
+  } else if (!s.stats.complete && !s.bug) {
+    c.why = fmt::format("the search did not finish ({} executions)", s.stats.executions);
+    c.search_incomplete = true;
   } else if (s.diverged) {
     c.why = "the search produced a diverged execution";
   } else if (s.stats.fallbacks != 0) {

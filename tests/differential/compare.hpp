@@ -24,6 +24,9 @@ SearchReach search_reach(const DiffProgram& p, sim::SearchKind kind = sim::Searc
 
 struct Comparison {
   bool agree = false;
+  // The search stopped at its execution limit on a bug-free program: not a disagreement,
+  // a size problem (counted and reported apart).
+  bool search_incomplete = false;
   std::string why;  // what differs, when they disagree
   ReferenceResult reference;
   SearchReach search;

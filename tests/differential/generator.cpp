@@ -141,8 +141,8 @@ void plant_protocol(Gen& g) {
       if (g.chance(40)) p.scripts[w].push_back({g.chance(50) ? Stmt::load_slot : Stmt::load, 0, 0});
     }
   }
-  if (p.ctas == 2)
-    for (std::uint32_t t = 0; t < p.threads; ++t) p.scripts[p.threads + t] = p.scripts[t];
+  // With two CTAs, the second runs only the random statements added later: two copies of a
+  // protocol multiply its classes without adding a shape.
   (void)n;
 }
 
@@ -167,9 +167,11 @@ DiffProgram generate(std::uint64_t seed) {
                         p.scripts[0][3].op == Stmt::wait;
   if (pattern6) p.counts[0] = p.threads;
   const bool planted = mode < 75;
+  for (auto& script : p.scripts)
+    if (script.size() > 6) script.resize(6);
   for (auto& script : p.scripts) {
     const std::uint32_t extra = planted ? (g.chance(60) ? 0 : 1) : 1 + g.pick(3);
-    for (std::uint32_t i = 0; i < extra && script.size() < 8; ++i) {
+    for (std::uint32_t i = 0; i < extra && script.size() < 6; ++i) {
       Instr in = g.random_instr();
       const auto at = script.empty() ? 0 : g.pick(static_cast<std::uint32_t>(script.size() + 1));
       script.insert(script.begin() + at, in);

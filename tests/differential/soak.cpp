@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
   }
   Coverage coverage, kinds;
-  std::uint64_t disagreements = 0, bugs = 0, executions = 0, states = 0;
+  std::uint64_t disagreements = 0, incomplete = 0, bugs = 0, executions = 0, states = 0;
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t k = 0; k < programs; ++k) {
     const DiffProgram p = generate(seed + k);
@@ -51,7 +51,10 @@ int main(int argc, char** argv) {
     bugs += c.reference.bug;
     for (const auto& k : c.reference.bug_kinds) ++kinds["reference finds " + k];
     if (!c.reference.bug) ++kinds["bug-free"];
-    if (!c.agree) {
+    if (c.search_incomplete) {
+      ++incomplete;
+      fmt::print("INCOMPLETE on program {} ({}):\n{}\n", seed + k, c.why, describe(p));
+    } else if (!c.agree) {
       ++disagreements;
       const DiffProgram small = shrink(p);
       fmt::print("DISAGREEMENT on program {} ({}):\n{}shrunk to:\n{}{}\n\n", seed + k, c.why, describe(p),
@@ -65,7 +68,7 @@ int main(int argc, char** argv) {
   fmt::print("{}", format_coverage(coverage, programs));
   fmt::print("{}", format_coverage(kinds, programs));
   fmt::print("{} programs (seeds {}..{}), {} with a reachable bug; reference states {}, DPOR executions {}; "
-             "{} disagreements; {:.1f} s\n",
-             programs, seed, seed + programs - 1, bugs, states, executions, disagreements, seconds);
+             "{} disagreements; {} bug-free programs beyond the search's 200000 executions; {:.1f} s\n",
+             programs, seed, seed + programs - 1, bugs, states, executions, disagreements, incomplete, seconds);
   return disagreements ? 1 : 0;
 }
