@@ -1,0 +1,491 @@
+// Source-set DPOR with sleep sets (Abdulla, Aronis, Jonsson, Sagonas, POPL 2014) over the
+// relation of sim/dpor_relation.hpp: the strategy that picks each step and the observer that
+// turns each step into an event, finds its races and records the reversals to explore.
+// Internal to the exhaustive search (sim/explore.cpp, sim/explore_waves.cpp).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
+
+#include "sim/dpor_relation.hpp"
+
+namespace mbcheck::sim::dpor {
+
+class DporSearch final : public Strategy, public StepObserver {
+ public:
+  std::vector<DporNode> nodes;
+  std::uint64_t races = 0;
+  int bound = -1;
+  std::uint64_t bound_cut = 0;
+  std::uint64_t fallbacks = 0;  // alternatives not enabled where a reversal put them
+  std::uint64_t spin_iterations = 0;
+
+  // A worker explores the subtree below node floor-1 only; races it finds against nodes
+  // above that are recorded, and the coordinator applies them in the order one search
+  // would have (see explore()).
+  std::size_t floor = 0;
+  struct Deferred {
+    std::size_t node;
+    std::vector<AgentId> initials;  // of the reversal
+    AgentId fallback;               // added when none of them is in the backtrack set yet
+  };
+  std::vector<Deferred> deferred;
+  void apply(const Deferred& d) {
+    DporNode& n = nodes[d.node];
+    for (AgentId q : n.backtrack)
+      if (std::find(d.initials.begin(), d.initials.end(), q) != d.initials.end()) return;
+    n.backtrack.push_back(d.fallback);
+  }
+
+  void begin_execution() override {
+    depth_ = 0;
+    n_events_ = 0;
+    last_event_.clear();
+    first_clock_.clear();
+    barriers_.clear();
+    addresses_.clear();
+    sync_join_.clear();
+  }
+
+  AgentId choose(const Runtime& rt) override {
+    if (depth_ == nodes.size()) {
+      DporNode n;
+      n.sleep = pending_sleep_;
+      // Default: let the agent that just ran go on (fewest preemptions), else the lowest id.
+      AgentId pick = kNoAgent;
+      AgentId last = rt.last_agent();
+      if (last != kNoAgent && rt.agent(last).enabled_pos != ~0u && !contains(n.sleep, last)) {
+        pick = last;
+      } else {
+        for (AgentId id : rt.enabled())
+          if (!contains(n.sleep, id) && (pick == kNoAgent || id < pick)) pick = id;
+      }
+      if (pick == kNoAgent) return kStopExecution;  // sleep-set blocked: redundant
+      n.backtrack.push_back(pick);
+      n.chosen = pick;
+      n.prev = last;
+      n.prev_enabled = last != kNoAgent && rt.agent(last).enabled_pos != ~0u;
+      n.preemptions_before = nodes.empty() ? 0 : nodes.back().preemptions_with(nodes.back().chosen);
+      nodes.push_back(std::move(n));
+    }
+    DporNode& n = nodes[depth_];
+    if (rt.agent_count() <= n.chosen || rt.agent(n.chosen).enabled_pos == ~0u) {
+      // Replaying the recorded prefix, the agent is not where it was: the protocol is
+      // nondeterministic (the runtime reports it as diverged). At the newest node the
+      // alternative came from a reversal whose first step is not enabled here: that would
+      // be a hole in the relation; stay safe by trying every enabled agent (counted, and
+      // asserted to be 0 by the differential tests).
+      if (depth_ + 1 == nodes.size() && depth_ >= floor) {
+        ++fallbacks;
+        for (AgentId id : rt.enabled())
+          if (!contains(n.backtrack, id)) n.backtrack.push_back(id);
+        return kStopExecution;
+      }
+      return n.chosen;
+    }
+    // The next node's sleep set: what sleeps here (incl. alternatives already explored)
+    // and still commutes with the chosen step.
+    pending_sleep_.clear();
+    const Agent& chosen = rt.agent(n.chosen);
+    auto keep = [&](AgentId q) {
+      if (q != n.chosen && !contains(pending_sleep_, q) && q < rt.agent_count() &&
+          rt.agent(q).enabled_pos != ~0u && independent_now(chosen, rt.agent(q)))
+        pending_sleep_.push_back(q);
+    };
+    for (AgentId q : n.sleep) keep(q);
+    for (AgentId q : n.done) keep(q);
+    ++depth_;
+    return n.chosen;
+  }
+
+  void on_step(const Runtime& rt, const StepInfo& step) override {
+    // Event slots (and their clocks' storage) are reused from execution to execution.
+    const auto index = static_cast<std::uint32_t>(n_events_);
+    if (step.op.await) ++spin_iterations;
+    if (n_events_ == events_.size()) events_.emplace_back();
+    ++n_events_;
+    Event& e = events_[index];
+    e.agent = step.agent;
+    e.cat = Cat::other;
+    e.phase = 0;
+    e.completed = e.poll = false;
+    e.detail = is_atomic(step.op.kind) ? step.value : step.result;
+    if (last_event_.size() <= step.agent) last_event_.resize(step.agent + 1, -1);
+    VClock& acc = e.clock;  // built in place
+    if (last_event_[step.agent] >= 0) {
+      const Event& prev = events_[static_cast<std::size_t>(last_event_[step.agent])];
+      e.seq = prev.seq + 1;
+      acc.assign(prev.clock.begin(), prev.clock.end());
+    } else {
+      e.seq = 1;
+      acc.clear();
+      if (auto it = first_clock_.find(step.agent); it != first_clock_.end()) acc = it->second;
+    }
+    // Dependent earlier events, newest first: forced ones are joined; a race candidate
+    // not yet covered by acc is a race (e ⋖ this).
+    early_.clear();
+    groups_.clear();
+    forced_.clear();
+    classify(rt, step, e, early_, groups_, forced_);
+    // Races, newest first: each one found joins its clock, so older events it covers are
+    // not races. A reversal is computed with the clock that holds all of them (its first
+    // step depends on whatever this event depends on).
+    races_found_.clear();
+    auto check = [&](std::vector<std::uint32_t>& list) {  // newest first
+      std::sort(list.begin(), list.end(), std::greater<>());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+      for (std::uint32_t c : list) {
+        const Event& other = events_[c];
+        if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
+        join(acc, other.clock);
+        races_found_.push_back(c);
+      }
+    };
+    // Races the forced orderings below would hide: before init every op on the barrier is
+    // enabled (it reports the misuse), and an observer of phase q is enabled before phase q-1
+    // completes (it aliases). Their reversals put this event before those ops, so they are
+    // computed without the forced orderings.
+    check(early_);
+    for (std::uint32_t c : races_found_) add_race(c, index, e);  // e.clock (= acc): no own entry yet
+    races_found_.clear();
+    for (const VClock* f : forced_) join(acc, *f);
+    // A group whose summary acc already covers holds no race: skip it whole.
+    candidates_.clear();
+    for (const Group& g : groups_)
+      if (!g.summary || !covers_all(acc, *g.summary))
+        candidates_.insert(candidates_.end(), g.members.begin(), g.members.end());
+    check(candidates_);
+    for (std::uint32_t c : races_found_) add_race(c, index, e);
+    if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
+    acc[e.agent] = e.seq;
+    record(step, e, index);
+    if (step.spawned != kNoAgent) first_clock_[step.spawned] = e.clock;
+    last_event_[step.agent] = index;
+  }
+
+  // A wait still blocked at the end never ran, so it has no event; but it could have run
+  // while the phase before the one it awaits was open (and aliased): its races with the
+  // counter ops of that phase are reversed as if it ran now.
+  void on_blocked(const Runtime& rt) override {
+    for (std::size_t id = 0; id < rt.agent_count(); ++id) {
+      const Agent& a = rt.agent(static_cast<AgentId>(id));
+      if (a.kind != Agent::Kind::thread || a.state != Agent::State::blocked || !is_blocking_wait(a.op)) continue;
+      Event& w = blocked_event_;
+      w.agent = a.id;
+      w.clock.clear();
+      w.seq = 1;
+      if (id < last_event_.size() && last_event_[id] >= 0) {
+        w.clock = events_[static_cast<std::size_t>(last_event_[id])].clock;
+        w.seq = events_[static_cast<std::size_t>(last_event_[id])].seq + 1;
+      }
+      PhaseEvents* prev = history(a.op.bar->id).find(a.op.arg - 1);
+      if (!prev) continue;
+      std::vector<std::uint32_t> list(prev->counters.begin(), prev->counters.end());
+      std::sort(list.begin(), list.end(), std::greater<>());
+      std::vector<std::uint32_t> found;
+      for (std::uint32_t c : list) {
+        const Event& other = events_[c];
+        if (other.agent == w.agent || covers(w.clock, other.agent, other.seq)) continue;
+        join(w.clock, other.clock);
+        found.push_back(c);
+      }
+      for (std::uint32_t c : found) add_race(c, static_cast<std::uint32_t>(n_events_), w);
+    }
+  }
+
+  // The execution's equivalence class: every event with its happens-before clock. Two
+  // executions with the same key are the same partial order of the same operations.
+  std::string trace_key() const {
+    std::vector<std::string> parts;
+    parts.reserve(n_events_);
+    for (std::size_t i = 0; i < n_events_; ++i) {
+      const Event& e = events_[i];
+      std::string part = fmt::format("{}.{}:{}:{}:{}|", e.agent, e.seq, static_cast<int>(e.cat), e.phase, e.detail);
+      for (auto c : e.clock) part += fmt::format("{},", c);
+      parts.push_back(std::move(part));
+    }
+    std::sort(parts.begin(), parts.end());
+    std::string key;
+    for (auto& p : parts) key += p + ";";
+    return key;
+  }
+
+  // The share of the tree explored, treating every node's alternatives as equal subtrees.
+  double covered() const {
+    double share = 0, weight = 1;
+    for (const DporNode& n : nodes) {
+      const double alternatives = static_cast<double>(std::max<std::size_t>(n.backtrack.size(), 1));
+      share += weight * static_cast<double>(n.done.size()) / alternatives;
+      weight /= alternatives;
+    }
+    return std::min(share, 1.0);
+  }
+
+  // Picks the next alternative; false when the search (of this worker's subtree) is complete.
+  bool advance() {
+    while (nodes.size() > floor) {
+      DporNode& n = nodes.back();
+      if (n.chosen != kNoAgent && !contains(n.done, n.chosen)) n.done.push_back(n.chosen);
+      AgentId next = kNoAgent;
+      for (AgentId q : n.backtrack) {
+        if (contains(n.done, q) || contains(n.sleep, q)) continue;
+        if (bound >= 0 && n.preemptions_with(q) > bound) {
+          n.done.push_back(q);  // beyond the bound: counted, not explored
+          ++bound_cut;
+          continue;
+        }
+        next = q;
+        break;
+      }
+      if (next != kNoAgent) {
+        n.chosen = next;
+        return true;
+      }
+      nodes.pop_back();
+    }
+    return false;
+  }
+
+ private:
+  void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& early,
+                std::vector<Group>& groups, std::vector<const VClock*>& forced) {
+    const Op& op = step.op;
+    if (is_atomic(op.kind)) {
+      bool writes = step.wrote;
+      e.cat = writes ? Cat::write : Cat::read;
+      AddressHistory& h = addresses_[op.addr];
+      if (h.last_write >= 0) early.push_back(static_cast<std::uint32_t>(h.last_write));
+      if (writes) groups.push_back({all_of(h.reads_since), nullptr});
+      // a failed cas still read: it conflicts with writes only (handled above)
+      return;
+    }
+    if (op.kind == OpKind::block_sync) {
+      // Every thread leaves the sync after every live thread arrived: join their clocks, and
+      // those of the threads whose exit let it go (they had to finish first).
+      const Agent& me = rt.agent(step.agent);
+      auto& sj = sync_join_[me.cta];
+      if (sj.remaining == 0) {
+        sj.clock.clear();
+        sj.remaining = 0;
+        const std::uint64_t release = rt.sync_release_step(me.cta);
+        for (std::size_t id = 0; id < rt.agent_count(); ++id) {
+          const Agent& a = rt.agent(static_cast<AgentId>(id));
+          if (a.kind != Agent::Kind::thread || a.cta != me.cta) continue;
+          const bool finished = a.state == Agent::State::finished;
+          if (!finished && a.op.kind != OpKind::block_sync) continue;
+          if (!finished) ++sj.remaining;
+          if (id < last_event_.size() && last_event_[id] >= 0 &&
+              static_cast<std::uint64_t>(last_event_[id]) < release)
+            join(sj.clock, events_[last_event_[id]].clock);
+        }
+      }
+      forced.push_back(&sj.clock);
+      --sj.remaining;
+      return;
+    }
+    if (op.kind == OpKind::bulk_wait_read) {
+      // It waits for the landing of this thread's committed bulk stores.
+      wait_join_.clear();
+      for (std::size_t id = 0; id < rt.agent_count(); ++id) {
+        const Agent& a = rt.agent(static_cast<AgentId>(id));
+        if (a.kind == Agent::Kind::copy && a.thread_agent == step.agent && a.op.kind == OpKind::store_land &&
+            a.committed && a.state == Agent::State::finished && id < last_event_.size() && last_event_[id] >= 0)
+          join(wait_join_, events_[last_event_[id]].clock);
+      }
+      forced.push_back(&wait_join_);
+      return;
+    }
+    if (!op.bar || op.kind == OpKind::bulk_copy) return;
+    BarrierHistory& h = history(op.bar->id);
+    early.insert(early.end(), h.lifecycle.begin(), h.lifecycle.end());
+    switch (op.kind) {
+      case OpKind::init:
+      case OpKind::inval:
+        e.cat = Cat::init;
+        for (PhaseEvents& pe : h.phases) {
+          groups.push_back({all_of(pe.counters), &pe.counter_summary});
+          groups.push_back({all_of(pe.obs_true), &pe.obs_summary});
+          groups.push_back({all_of(pe.obs_false), nullptr});
+        }
+        return;
+      case OpKind::wait:
+      case OpKind::test_wait:
+      case OpKind::try_wait: {
+        const std::int64_t q = op.arg;
+        e.phase = q;
+        e.poll = !is_blocking_wait(op);
+        // A blocking wait only runs once its phase is over (one that reports aliasing comes
+        // here with no answer): it is an observer that saw q complete.
+        const bool saw_complete = step.result || !e.poll;
+        e.cat = saw_complete ? Cat::obs_true : Cat::obs_false;
+        if (PhaseEvents* it = h.find(q - 1)) {
+          // It could have run while phase q-1 was open (it aliases then): races with the
+          // counter ops of q-1, checked before the forced ordering below covers them.
+          early.insert(early.end(), it->counters.begin(), it->counters.end());
+          forced.push_back(&it->counter_summary);
+        }
+        if (saw_complete) {
+          if (PhaseEvents* it = h.find(q)) {
+            // A blocking wait cannot run before phase q completes; a poll can (it answers
+            // false then): it races with the counter ops of q.
+            if (!e.poll)
+              forced.push_back(&it->counter_summary);
+            else
+              groups.push_back({all_of(it->counters), &it->counter_summary});
+          }
+          // Counter ops of q+1 before it: run after it, they could make it alias.
+          if (PhaseEvents* it = h.find(q + 1)) groups.push_back({all_of(it->counters), &it->counter_summary});
+        } else if (PhaseEvents* it = h.find(q)) {
+          // A poll that found q open reads the state the counter ops of q wrote.
+          groups.push_back({all_of(it->counters), &it->counter_summary});
+        }
+        return;
+      }
+      default: break;
+    }
+    // a counter op
+    const std::int64_t p = step.phase_before;
+    e.phase = p;
+    e.completed = step.completed;
+    const bool inc = !(is_arrival(op) && !op.no_complete);
+    e.cat = inc ? Cat::inc : Cat::dec;
+    if (PhaseEvents* it = h.find(p)) {
+      PhaseEvents& pe = *it;
+      if (inc)
+        groups.push_back({all_of(pe.counters), &pe.counter_summary});
+      else
+        groups.push_back({all_of(pe.incs), nullptr});
+    }
+    // Polls of this phase (they would answer otherwise with this op before them).
+    if (PhaseEvents* it = h.find(p)) groups.push_back({all_of(it->obs_false), nullptr});
+    if (PhaseEvents* it = h.find(p - 1)) {
+      // Counter ops of the previous phase, and its observers (this op completing the phase
+      // before them makes them alias; an arrival before them may break "missing wait").
+      groups.push_back({all_of(it->counters), &it->counter_summary});
+      groups.push_back({all_of(it->obs_true), &it->obs_summary});
+      groups.push_back({all_of(it->obs_false), nullptr});
+    }
+  }
+
+  void record(const StepInfo& step, const Event& e, std::uint32_t index) {
+    const Op& op = step.op;
+    if (is_atomic(op.kind)) {
+      AddressHistory& h = addresses_[op.addr];
+      if (e.cat == Cat::write) {
+        h.last_write = index;
+        h.reads_since.clear();
+      } else {
+        h.reads_since.push_back(index);
+      }
+      return;
+    }
+    if (!op.bar || e.cat == Cat::other) return;
+    BarrierHistory& h = history(op.bar->id);
+    switch (e.cat) {
+      case Cat::init: h.lifecycle.push_back(index); break;
+      case Cat::obs_true: {
+        PhaseEvents& pe = h.at(e.phase);
+        pe.obs_true.push_back(index);
+        join(pe.obs_summary, e.clock);
+        break;
+      }
+      case Cat::obs_false: h.at(e.phase).obs_false.push_back(index); break;
+      case Cat::inc:
+      case Cat::dec: {
+        PhaseEvents& pe = h.at(e.phase);
+        pe.counters.push_back(index);
+        if (e.completed) pe.completer = index;
+        if (e.cat == Cat::inc) pe.incs.push_back(index);
+        join(pe.counter_summary, e.clock);
+        break;
+      }
+      default: break;
+    }
+  }
+
+  // Race earlier -> later: make sure some initial step of the reversal is in the backtrack
+  // set of the node before `earlier` (source-set DPOR).
+  void add_race(std::uint32_t earlier, std::uint32_t later, const Event& later_event) {
+    ++races;
+    const Event& e1 = events_[earlier];
+    if (earlier >= nodes.size()) return;
+    DporNode& node = nodes[earlier];
+    // v = the events after e1 that do not depend on it, then the later event. For each agent
+    // in v: the seq of its first event there (flat buffers, reused: races are frequent).
+    std::vector<std::uint32_t>& v = race_v_;
+    v.clear();
+    for (AgentId a : first_agents_) first_seq_[a] = 0;
+    first_agents_.clear();
+    for (std::uint32_t j = earlier + 1; j < later; ++j) {
+      const Event& ej = events_[j];
+      if (covers(ej.clock, e1.agent, e1.seq)) continue;
+      v.push_back(j);
+      if (first_seq_.size() <= ej.agent) first_seq_.resize(ej.agent + 1, 0);
+      if (first_seq_[ej.agent] == 0) {
+        first_seq_[ej.agent] = ej.seq;
+        first_agents_.push_back(ej.agent);
+      }
+    }
+    const AgentId later_agent = later_event.agent;
+    auto in_v = [&](AgentId q) { return q < first_seq_.size() && first_seq_[q] != 0; };
+    auto is_initial = [&](AgentId q) {
+      const VClock* clock = nullptr;
+      if (!in_v(q)) {
+        if (q != later_agent) return false;
+        clock = &later_event.clock;
+      } else {
+        for (auto j : v)
+          if (events_[j].agent == q) {
+            clock = &events_[j].clock;
+            break;
+          }
+      }
+      for (AgentId a : first_agents_)
+        if (a != q && covers(*clock, a, first_seq_[a])) return false;
+      return true;
+    };
+    AgentId add = v.empty() ? later_agent : events_[v.front()].agent;
+    if (earlier < floor) {
+      Deferred d{earlier, {}, add};
+      for (AgentId a : first_agents_)
+        if (is_initial(a)) d.initials.push_back(a);
+      if (!in_v(later_agent) && is_initial(later_agent)) d.initials.push_back(later_agent);
+      deferred.push_back(std::move(d));
+      return;
+    }
+    for (AgentId q : node.backtrack)
+      if (is_initial(q)) return;
+    node.backtrack.push_back(add);
+  }
+
+  struct SyncJoin {
+    VClock clock;
+    std::uint32_t remaining = 0;
+  };
+
+  std::size_t depth_ = 0;
+  AgentSet pending_sleep_;
+  std::vector<Event> events_;  // slots; the first n_events_ are this execution's
+  std::size_t n_events_ = 0;
+  std::vector<std::uint32_t> early_, candidates_, races_found_;
+  VClock wait_join_;
+  Event blocked_event_;
+  std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)
+  std::vector<AgentId> first_agents_;
+  std::vector<Group> groups_;
+  std::vector<const VClock*> forced_;
+  std::vector<std::int64_t> last_event_;
+  std::unordered_map<AgentId, VClock> first_clock_;
+  std::vector<BarrierHistory> barriers_;  // by barrier id (dense, from 1)
+  BarrierHistory& history(std::uint32_t id) {
+    if (barriers_.size() <= id) barriers_.resize(id + 1);
+    return barriers_[id];
+  }
+  std::unordered_map<const void*, AddressHistory> addresses_;
+  std::unordered_map<std::uint32_t, SyncJoin> sync_join_;
+};
+
+}  // namespace mbcheck::sim::dpor
