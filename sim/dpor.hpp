@@ -14,6 +14,15 @@
 
 namespace mbcheck::sim::dpor {
 
+// The search only replays prefixes it has run and picks enabled agents, so an execution of
+// its that diverges means the protocol did something else on the same schedule: it is
+// nondeterministic (host time, addresses, uninitialised values, state outside its stack).
+inline void explain_divergence(Outcome& out) {
+  if (out.verdict != Verdict::diverged) return;
+  out.message = "the protocol is nondeterministic: re-running a schedule prefix the search had already run, " +
+                out.message;
+}
+
 class DporSearch final : public Strategy, public StepObserver {
  public:
   std::vector<DporNode> nodes;

@@ -170,6 +170,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
     Outcome out = options.kind == SearchKind::dpor
                       ? rt.execute(program, dpor, limits, &dpor)
                       : rt.execute(program, brute, limits, options.count_classes ? &classifier : nullptr);
+    explain_divergence(out);
     if (options.kind == SearchKind::brute_force && options.count_classes && out.verdict != Verdict::pruned) {
       classes.insert(classifier.trace_key() + to_string(out.verdict));
       classifier.begin_execution();

@@ -53,6 +53,7 @@ inline WaveResult run_subtree(Program& program, Runtime& rt, const std::vector<D
   WaveResult res;
   for (;;) {
     Outcome out = rt.execute(program, local, limits, &local);
+    explain_divergence(out);
     res.stats.transitions += out.steps;
     if (out.verdict == Verdict::pruned) {
       ++res.stats.redundant;
