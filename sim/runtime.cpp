@@ -129,7 +129,7 @@ void install_scheduler() {
 // comparison depends only on what this execution wrote, the top kZeroedStack bytes of every
 // stack are zeroed when a fiber gets it (a pooled stack holds the last execution's frames);
 // a thread deeper than that at a poll is not checked for spinning (which loses nothing).
-constexpr std::size_t kFiberStack = 64 * 1024, kZeroedStack = 16 * 1024;
+constexpr std::size_t kFiberStack = 64 * 1024, kZeroedStack = 6 * 1024;
 static_assert(Runtime::kSnapshotLimit * 2 <= kZeroedStack);
 
 class ZeroedPooledStack {

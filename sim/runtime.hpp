@@ -296,7 +296,7 @@ class Runtime {
   }
   // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
   // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
-  static constexpr std::size_t kSnapshotLimit = 8 * 1024;
+  static constexpr std::size_t kSnapshotLimit = 3 * 1024;
   std::uint32_t pending_count(const MbarrierToken& token);
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
   void bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes);  // TMA store
