@@ -12,6 +12,7 @@
 #include "sim/host_platform.hpp"
 #include "sim/protocols.hpp"
 #include "sim/strategy.hpp"
+#include "spec/kernels/tma_pipeline.hpp"
 #include "spec/mbarrier.hpp"
 
 using namespace mbcheck::sim;
@@ -143,6 +144,15 @@ void patterns() {
                       }
                     }
                   }));
+  // A CUTLASS-style TMA pipeline (spec/kernels/tma_pipeline.hpp), 4 iterations.
+  for (bool try_first : {false, true})
+    for (std::uint32_t stages : {2u, 4u})
+      for (std::uint32_t consumers : {2u, 4u, 128u}) {
+        if (try_first && consumers > 4) continue;  // beyond the cap already at 4
+        print_pattern(fmt::format("TMA pipeline, {} stages, {} consumers{}", stages, consumers,
+                                  try_first ? ", try_wait-then-wait" : ""),
+                      run_pattern(consumers + 1, [=] { mbcheck::tma_pipeline<P>(stages, consumers, 4, try_first, src); }));
+      }
   (void)dst;
 }
 
