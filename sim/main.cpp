@@ -4,6 +4,7 @@
 //   mbcheck run <protocol> [shape flags] [--seed N]     one execution under a seeded random schedule
 //   mbcheck replay TOKEN | --replay-file FILE           that execution again, with its full trace
 // Exit codes: 0 no bug (verified), 1 bug found, 2 usage error, 3 incomplete.
+#include <cmath>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -144,6 +145,28 @@ struct VisualFiles {
 
 }  // namespace
 
+namespace {
+// A count or a seed: digits only, within 64 bits (CLI11 alone turns "-1" into 2^64-1).
+const CLI::Validator kWholeNumber(
+    [](std::string& s) -> std::string {
+      if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos)
+        return "must be a whole number (digits only), got '" + s.substr(0, 40) + "'";
+      if (s.size() == 20 && s > "18446744073709551615") return "must be below 2^64";
+      return {};
+    },
+    "WHOLE");
+// A time limit: a finite number of seconds in [0, 1e9] (0: none).
+const CLI::Validator kSeconds(
+    [](std::string& s) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      if (end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 0 || v > 1e9)
+        return "must be a number of seconds in [0, 1e9], got '" + s.substr(0, 40) + "'";
+      return {};
+    },
+    "SECONDS");
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"mbcheck: a simulator and model checker for GPU mbarrier pipelines"};
   app.require_subcommand(1);
@@ -164,8 +187,11 @@ int main(int argc, char** argv) {
   FuzzOptions fuzz_opts;
   fuzz_opts.jobs = std::max(1u, std::thread::hardware_concurrency());
   bool keep_original = false, no_shrink = false;
-  check->add_option("--runs", fuzz_opts.runs, "random/pct: runs (0: until --time-limit)")->capture_default_str();
+  check->add_option("--runs", fuzz_opts.runs, "random/pct: runs (0: until --time-limit)")
+      ->check(kWholeNumber)
+      ->capture_default_str();
   check->add_option("--seed", fuzz_opts.seed, "random/pct: base seed; run i uses a seed derived from (seed, i)")
+      ->check(kWholeNumber)
       ->capture_default_str();
   check->add_option("--depth", fuzz_opts.depth, "pct: the bug depth d")->check(CLI::Range(1, 64))->capture_default_str();
   check->add_option("--jobs", fuzz_opts.jobs,
@@ -184,10 +210,12 @@ int main(int argc, char** argv) {
   check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  check->add_option("--max-executions", check_opts.max_executions, "stop after this many executions (0: no limit)");
+  check->add_option("--max-executions", check_opts.max_executions, "stop after this many executions (0: no limit)")
+      ->check(kWholeNumber);
   check->add_option("--time-limit", check_opts.time_limit_s, "stop after this many seconds (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kSeconds);
   check->add_option("--max-steps", check_opts.max_steps, "steps per execution before it counts as a step-limit bug")
+      ->check(kWholeNumber)
       ->capture_default_str();
   check->add_flag("--json", json, "print one JSON object instead of text");
   check_flags.add_to(check);
@@ -199,8 +227,8 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   std::uint64_t max_steps = 10'000'000;
   run->add_option("protocol", protocol, "a bundled protocol (see `mbcheck list`)")->required();
-  run->add_option("--seed", seed, "seed of the random schedule")->capture_default_str();
-  run->add_option("--max-steps", max_steps, "give up after this many steps")->capture_default_str();
+  run->add_option("--seed", seed, "seed of the random schedule")->check(kWholeNumber)->capture_default_str();
+  run->add_option("--max-steps", max_steps, "give up after this many steps")->check(kWholeNumber)->capture_default_str();
   ShapeFlags run_flags;
   run_flags.add_to(run);
   VisualFiles run_visuals;

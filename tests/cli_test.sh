@@ -42,6 +42,13 @@ expect_usage "--stages 0: must be in [1, 8]" run epi-load --stages 0
 expect_usage "a CTA has at most 1024 threads" run epi-load --store-warps 40
 expect_usage "exceeds the mbarrier tx-count limit 2^20-1" run epi-load --tile-elems 400000
 expect_usage "unknown protocol 'nope'" run nope
+# numbers: no sign, no wrap-around, no NaN
+expect_usage "--runs: must be a whole number (digits only), got '-1'" check readers --n 2 --strategy random --runs -1
+expect_usage "--runs: must be below 2^64" check readers --n 2 --strategy random --runs 99999999999999999999
+expect_usage "--max-steps: must be a whole number" check readers --n 2 --max-steps -5
+expect_usage "--seed: must be a whole number" run epi-load --seed -1
+expect_usage "--time-limit: must be a number of seconds in [0, 1e9], got 'nan'" check readers --n 2 --time-limit nan
+expect_usage "--time-limit: must be a number of seconds in [0, 1e9], got '-1'" check readers --n 2 --time-limit -1
 expect_usage "the host simulates at most 16384 threads in all" run epi-load --ctas 1024
 expect_usage "--bogus-flag" run epi-load --bogus-flag 3
 expect_usage "--tiles x: not a whole number" run epi-load --tiles x
