@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <string>
 #include <unordered_map>
 

@@ -75,7 +75,6 @@ struct Event {
   std::int64_t phase = 0;  // counter ops: phase it ran in; observers: phase awaited
   bool completed = false;
   bool poll = false;        // test_wait/try_wait (it could also have run before the phase completed)
-  const void* object = nullptr;  // barrier of a barrier op
   std::int64_t detail = 0;  // what the thread observed (value read, wait answer)
   VClock clock;
 };

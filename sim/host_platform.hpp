@@ -23,27 +23,19 @@ struct HostPlatform {
   static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes) { rt().expect_tx(b, bytes); }
   static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes) { rt().complete_tx(b, bytes); }
   static void mbarrier_wait_parity(Barrier& b, std::int64_t phase) { rt().wait(b, phase); }
-  // Polls first capture the caller's state (inlined into it): a poll repeated from exactly
-  // that state is a spin iteration (sim/runtime.hpp).
+  // Polls first capture the caller's state (poll() is inlined into it): a poll repeated
+  // from exactly that state is a spin iteration (sim/runtime.hpp).
   [[gnu::always_inline]] static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase) {
-    Runtime& r = rt();
-    r.capture_poll_state();
-    return r.test_wait(b, phase, OpKind::test_wait);
+    return poll(b, phase, OpKind::test_wait, nullptr);
   }
   [[gnu::always_inline]] static bool mbarrier_try_wait_parity(Barrier& b, std::int64_t phase) {
-    Runtime& r = rt();
-    r.capture_poll_state();
-    return r.test_wait(b, phase, OpKind::try_wait);
+    return poll(b, phase, OpKind::try_wait, nullptr);
   }
   [[gnu::always_inline]] static bool mbarrier_test_wait(Barrier& b, Token t) {
-    Runtime& r = rt();
-    r.capture_poll_state();
-    return r.test_wait(b, t.phase, OpKind::test_wait, &t);
+    return poll(b, t.phase, OpKind::test_wait, &t);
   }
   [[gnu::always_inline]] static bool mbarrier_try_wait(Barrier& b, Token t) {
-    Runtime& r = rt();
-    r.capture_poll_state();
-    return r.test_wait(b, t.phase, OpKind::try_wait, &t);
+    return poll(b, t.phase, OpKind::try_wait, &t);
   }
   static std::uint32_t mbarrier_pending_count(Token t) { return rt().pending_count(t); }
 
@@ -98,6 +90,13 @@ struct HostPlatform {
   static void label(Barrier& b, const char* name, int index) { rt().label(b, name, index); }
   static void check(bool ok, const char* what) {
     if (!ok) rt().check_failed(what);
+  }
+
+ private:
+  [[gnu::always_inline]] static bool poll(Barrier& b, std::int64_t phase, OpKind kind, const Token* token) {
+    Runtime& r = rt();
+    r.capture_poll_state();
+    return r.test_wait(b, phase, kind, token);
   }
 };
 
