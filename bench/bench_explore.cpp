@@ -82,8 +82,8 @@ void print_pattern(const std::string& name, const PatternRun& r) {
 void patterns() {
   using P = HostPlatform;
   fmt::print("\nordinary single-outcome patterns (executions; + = stopped at 20000 or 10 s; the target is 1):\n");
-  for (std::uint32_t n : {2u, 3u, 4u})
-    for (int k : {2, 3}) {
+  for (std::uint32_t n : {2u, 4u, 32u, 128u})
+    for (int k : {3, 8}) {
       print_pattern(fmt::format("{} threads x {} rounds of arrive; wait(r) on one barrier", n, k),
                     run_pattern(n, [n, k] {
                       if (P::thread_idx() == 0) smem_bar(0).init(n);
@@ -95,7 +95,7 @@ void patterns() {
                     }));
     }
   alignas(16) static unsigned char src[16 * 16], dst[16 * 16];
-  for (std::uint32_t n : {2u, 4u, 8u, 16u})
+  for (std::uint32_t n : {2u, 16u, 128u})
     print_pattern(fmt::format("arrive.expect_tx + copy beside {} plain arrivals", n - 1),
                   run_pattern(n, [n] {
                     if (P::thread_idx() == 0) smem_bar(0).init(n);
@@ -108,7 +108,7 @@ void patterns() {
                     }
                     smem_bar(0).wait(0);
                   }));
-  for (std::uint32_t k : {2u, 4u, 8u})
+  for (std::uint32_t k : {2u, 4u, 12u})
     print_pattern(fmt::format("{} bulk copies landing on one barrier", k), run_pattern(2, [k] {
                     if (P::thread_idx() == 0) smem_bar(0).init(1);
                     P::sync_threads();

@@ -137,7 +137,20 @@ class DporSearch final : public Strategy, public StepObserver {
     early_.clear();
     groups_.clear();
     forced_.clear();
+    singles_.clear();
+    watch_.clear();
+    watch_base_ = nullptr;
     classify(rt, step, e, early_, groups_, forced_);
+    // A group that stands for one event made of all its members ("some wait saw the phase
+    // complete"): running before any one member is not yet running before it, so its newest
+    // member not ordered before this event is its one race (the next execution finds the next).
+    for (std::span<const std::uint32_t> s : singles_)
+      for (std::size_t i = s.size(); i-- > 0;) {
+        const Event& other = events_[s[i]];
+        if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
+        early_.push_back(s[i]);
+        break;
+      }
     // Races, newest first: each one found joins its clock, so older events it covers are
     // not races. A reversal is computed with the clock that holds all of them (its first
     // step depends on whatever this event depends on).
@@ -166,6 +179,22 @@ class DporSearch final : public Strategy, public StepObserver {
       if (!g.summary || !covers_all(acc, *g.summary))
         candidates_.insert(candidates_.end(), g.members.begin(), g.members.end());
     check(candidates_);
+    // This op completed its phase: the completion is an event after all the phase's counter
+    // ops. Observers it changes (polls that found the phase open, observers of the phase
+    // before, which alias after it) race with it unless one of those ops is already after them.
+    if (!watch_.empty()) {
+      VClock& done = completion_clock_;
+      done.assign(acc.begin(), acc.end());
+      if (watch_base_) join(done, *watch_base_);
+      std::sort(watch_.begin(), watch_.end(), std::greater<>());
+      for (std::uint32_t c : watch_) {
+        const Event& other = events_[c];
+        if (other.agent == e.agent || covers(done, other.agent, other.seq)) continue;
+        join(done, other.clock);
+        join(acc, other.clock);
+        races_found_.push_back(c);
+      }
+    }
     for (std::uint32_t c : races_found_) add_race(c, index, e);
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
     acc[e.agent] = e.seq;
@@ -322,6 +351,7 @@ class DporSearch final : public Strategy, public StepObserver {
       case OpKind::wait:
       case OpKind::test_wait:
       case OpKind::try_wait: {
+        // An observer reads the phase only, and only completions change it.
         const std::int64_t q = op.arg;
         e.phase = q;
         e.poll = !is_blocking_wait(op);
@@ -335,21 +365,17 @@ class DporSearch final : public Strategy, public StepObserver {
           early.insert(early.end(), it->counters.begin(), it->counters.end());
           forced.push_back(&it->counter_summary);
         }
-        if (saw_complete) {
-          if (PhaseEvents* it = h.find(q)) {
-            // A blocking wait cannot run before phase q completes; a poll can (it answers
-            // false then): it races with the counter ops of q.
-            if (!e.poll)
-              forced.push_back(&it->counter_summary);
-            else
-              groups.push_back({all_of(it->counters), &it->counter_summary});
-          }
-          // Counter ops of q+1 before it: run after it, they could make it alias.
-          if (PhaseEvents* it = h.find(q + 1)) groups.push_back({all_of(it->counters), &it->counter_summary});
-        } else if (PhaseEvents* it = h.find(q)) {
-          // A poll that found q open reads the state the counter ops of q wrote.
-          groups.push_back({all_of(it->counters), &it->counter_summary});
+        if (PhaseEvents* it = h.find(q)) {
+          // A blocking wait cannot run before phase q completes; a poll can (it answers false
+          // then), and a poll that found q open reads the state the counter ops of q wrote:
+          // either way it races with the counter ops of q.
+          if (saw_complete && !e.poll)
+            forced.push_back(&it->counter_summary);
+          else
+            groups.push_back({all_of(it->counters), &it->counter_summary});
         }
+        // Counter ops of q+1 race with it only by completing q+1 (it aliases after that):
+        // the completing op finds that race (see on_step).
         return;
       }
       default: break;
@@ -358,23 +384,40 @@ class DporSearch final : public Strategy, public StepObserver {
     const std::int64_t p = step.phase_before;
     e.phase = p;
     e.completed = step.completed;
-    const bool inc = !(is_arrival(op) && !op.no_complete);
-    e.cat = inc ? Cat::inc : Cat::dec;
-    if (PhaseEvents* it = h.find(p)) {
-      PhaseEvents& pe = *it;
-      if (inc)
-        groups.push_back({all_of(pe.counters), &pe.counter_summary});
+    PhaseEvents* pe = h.find(p);
+    const bool commuting = op.bar->is_live() && commuting_counter(op, op.bar->tx, pe ? pe->tx_volume : 0);
+    e.cat = commuting ? Cat::dec : Cat::inc;
+    if (pe) {
+      if (!commuting)
+        groups.push_back({all_of(pe->counters), &pe->counter_summary});
       else
-        groups.push_back({all_of(pe.incs), nullptr});
+        groups.push_back({all_of(pe->incs), nullptr});
     }
     // Polls of this phase (they would answer otherwise with this op before them).
-    if (PhaseEvents* it = h.find(p)) groups.push_back({all_of(it->obs_false), nullptr});
+    if (pe) groups.push_back({all_of(pe->obs_false), nullptr});
     if (PhaseEvents* it = h.find(p - 1)) {
-      // Counter ops of the previous phase, and its observers (this op completing the phase
-      // before them makes them alias; an arrival before them may break "missing wait").
+      // Counter ops of different phases are dependent (the order decides which phase is
+      // which), and so are the polls that found p-1 open.
       groups.push_back({all_of(it->counters), &it->counter_summary});
-      groups.push_back({all_of(it->obs_true), &it->obs_summary});
       groups.push_back({all_of(it->obs_false), nullptr});
+      // PTX's missing-wait rule: an arrive-on in phase p > 0 needs some wait to have seen p-1
+      // complete before it. One already in its past settles it (in every order); else it
+      // races with the newest such wait (run before all of them, it is a misuse).
+      if (is_arrival(op) && p > 0) {
+        bool settled = false;
+        for (std::uint32_t o : it->obs_true)
+          if (covers(e.clock, events_[o].agent, events_[o].seq)) {
+            settled = true;
+            break;
+          }
+        if (!settled) singles_.push_back(all_of(it->obs_true));
+      }
+      // Completing p makes every later observer of p-1 alias: the completion races with the
+      // observers of p-1 that no counter op of p already follows.
+      if (step.completed) {
+        watch_.insert(watch_.end(), it->obs_true.begin(), it->obs_true.end());
+        if (pe) watch_base_ = &pe->counter_summary;
+      }
     }
   }
 
@@ -404,6 +447,8 @@ class DporSearch final : public Strategy, public StepObserver {
       case Cat::inc:
       case Cat::dec: {
         PhaseEvents& pe = h.at(e.phase);
+        if (op.kind == OpKind::arrive_expect_tx || op.kind == OpKind::expect_tx || is_tx_decrement(op))
+          pe.tx_volume += op.arg;
         pe.counters.push_back(index);
         if (e.completed) pe.completer = index;
         if (e.cat == Cat::inc) pe.incs.push_back(index);
@@ -479,6 +524,10 @@ class DporSearch final : public Strategy, public StepObserver {
   std::vector<Event> events_;  // slots; the first n_events_ are this execution's
   std::size_t n_events_ = 0;
   std::vector<std::uint32_t> early_, candidates_, races_found_;
+  std::vector<std::span<const std::uint32_t>> singles_;  // see on_step
+  std::vector<std::uint32_t> watch_;                      // observers a completion races with
+  const VClock* watch_base_ = nullptr;                    // the completed phase's counter ops
+  VClock completion_clock_;
   VClock wait_join_;
   Event blocked_event_;
   std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)

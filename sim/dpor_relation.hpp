@@ -17,22 +17,29 @@ namespace mbcheck::sim::dpor {
 // DPOR
 //
 // Events and the dependency relation. Every step becomes an event with a vector clock of
-// the happens-before relation that DPOR reasons about (program order + dependencies). The
-// relation is static: whether two events are dependent follows from their kinds and phases
-// alone, never from the order of other events (which one completes a phase, whether tx is
-// negative), because a rule that depends on another pair's order is not preserved by the
-// reversals DPOR makes, and then classes are lost. On one mbarrier:
-//  - a wait or poll reads the barrier's phase; counter ops write it: an observer of phase q
-//    is dependent with every counter op of phases q-1 (run after them, it aliases), q (they
-//    decide its answer) and q+1 (run before it, they can make it alias or break "missing
-//    wait"). A blocking wait (or a spin iteration) of q cannot run before q completes: it is
-//    ordered after all counter ops of q, so it has no race with them;
-//  - arrivals (arrive, arrive_drop, arrive.expect_tx: "dec") of one phase commute: none of
-//    them can complete the phase while another is still to come, whichever comes last
-//    completes it with the same result, and what they return is the same;
-//  - tx ops (expect_tx, complete_tx, copy landings) and arrive.noComplete ("inc") can move
-//    the completion or change a token: dependent on every counter op of their phase;
-//  - counter ops of different phases are dependent (the order decides which phase is which);
+// the happens-before relation that DPOR reasons about (program order + dependencies). On one
+// mbarrier the relation follows what each operation reads and writes:
+//  - the phase is written only by completions. A completion is an event of its own, after
+//    all the counter ops of its phase (it happens atomically with the last one, whichever
+//    that is): running before it means running before the newest of them not yet ordered.
+//  - a wait or poll reads the phase only: an observer of phase q is dependent with the
+//    completions of q-1 (before it, it aliases), q (it decides its answer) and q+1 (it makes
+//    it alias), and with nothing else. A counter op that does not complete a phase commutes
+//    with every observer. A blocking wait (or a spin iteration) cannot run before q completes:
+//    it is ordered after it, with no race. A completion does not race with an observer that
+//    some counter op of its phase already follows (that op cannot move before the observer).
+//  - arrivals (arrive, arrive_drop, arrive.expect_tx) and the complete_tx / copy landings
+//    that leave tx-count >= 0 ("dec") commute within a phase: pending only falls, and while
+//    every tx decrement leaves tx >= 0 no order of them can reach pending 0 with tx 0 before
+//    the last (the remaining decrements would take tx below 0), so the phase completes once,
+//    after all of them, whatever the order. The others ("inc": expect_tx, arrive.noComplete,
+//    zero-byte or tx-negative decrements, ops past 2^20-1 bytes of tx in the phase) are
+//    dependent with every counter op of their phase; they cut it into segments whose
+//    boundaries see the same state in every order.
+//  - a counter op of phase p ran after the completion of p-1 (before it, it would be an op
+//    of p-1); an arrive-on of p > 0 also reads the "a wait saw p-1 complete" flag (PTX's
+//    missing-wait rule): it is dependent with the waits of p-1 unless one of them is
+//    already before it in program order or by other dependencies.
 //  - init/inval are dependent with everything on the barrier; observers commute.
 // Plain atomics: the usual read/write conflicts per address. Different objects commute.
 // The reference enumerator (tests/differential) is what this is tested against.
@@ -85,6 +92,7 @@ using EventList = boost::container::small_vector<std::uint32_t, 4>;
 struct PhaseEvents {
   EventList counters, incs, obs_true, obs_false;
   std::int64_t completer = -1;  // the counter op that completed the phase
+  std::int64_t tx_volume = 0;   // bytes moved by the phase's tx ops so far (|expect| + |complete|)
   VClock counter_summary;  // join of all counter ops of the phase
   VClock obs_summary;      // join of all successful observers of the phase
 };
@@ -129,48 +137,43 @@ inline bool contains(const Set& v, AgentId a) {
   return std::find(v.begin(), v.end(), a) != v.end();
 }
 
-// What an operation would be if it ran now (for sleep sets).
-struct Meta {
-  Cat cat = Cat::other;
-  std::int64_t phase = 0;  // counter ops: the phase it runs in; observers: the phase awaited
-};
-
 inline bool is_arrival(const Op& op) {
   return op.kind == OpKind::arrive || op.kind == OpKind::arrive_drop || op.kind == OpKind::arrive_expect_tx;
 }
+inline bool is_observer(const Op& op) {
+  return op.kind == OpKind::wait || op.kind == OpKind::test_wait || op.kind == OpKind::try_wait;
+}
+inline bool is_tx_decrement(const Op& op) { return op.kind == OpKind::complete_tx || op.kind == OpKind::copy_land; }
 
-inline Meta meta_now(const Agent& a) {
-  const Op& op = a.op;
-  Meta m;
+// Does this counter op commute with the other commuting counter ops of its phase (a "dec"
+// event)? Arrivals do; a complete_tx or copy landing does when it leaves tx-count >= 0 (then
+// no order of the phase's ops can complete it before its last op: see the header). `tx_after`
+// is tx-count after the op, `volume` the bytes the phase's tx ops moved before it.
+inline bool commuting_counter(const Op& op, std::int64_t tx_after, std::int64_t volume) {
   switch (op.kind) {
-    case OpKind::init:
-    case OpKind::inval: m.cat = Cat::init; return m;
-    case OpKind::wait:
-    case OpKind::test_wait:
-    case OpKind::try_wait:
-      m.phase = op.arg;
-      m.cat = Cat::obs_true;  // observers commute with observers, whatever their answer
-      return m;
-    default: break;
+    case OpKind::arrive: return !op.no_complete;
+    case OpKind::arrive_drop: return true;
+    case OpKind::arrive_expect_tx: return volume + op.arg <= kMaxTxCount;
+    case OpKind::complete_tx:
+    case OpKind::copy_land: return op.arg > 0 && tx_after >= 0 && volume + op.arg <= kMaxTxCount;
+    default: return false;  // expect_tx, arrive.noComplete
   }
-  // On a barrier that is not live the op reports a misuse: dependent with everything.
-  m.cat = !op.bar->is_live() ? Cat::init : is_arrival(op) && !op.no_complete ? Cat::dec : Cat::inc;
-  m.phase = op.bar->phase;
-  return m;
 }
 
-// The relation at the top, for two operations about to run from the same state.
-inline bool dependent(const Meta& a, const Meta& b) {
-  if (a.cat == Cat::init || b.cat == Cat::init) return true;
-  const bool a_obs = a.cat == Cat::obs_true, b_obs = b.cat == Cat::obs_true;
-  if (a_obs && b_obs) return false;
-  if (!a_obs && !b_obs) return a.phase != b.phase || a.cat == Cat::inc || b.cat == Cat::inc;
-  const Meta& o = a_obs ? a : b;
-  const Meta& c = a_obs ? b : a;
-  return c.phase >= o.phase - 1 && c.phase <= o.phase + 1;
+// Would this counter op complete the barrier's phase if it ran now?
+inline bool would_complete(const Op& op, const MbarrierState& b) {
+  switch (op.kind) {
+    case OpKind::arrive:
+    case OpKind::arrive_drop: return b.pending == op.arg && b.tx == 0;
+    case OpKind::arrive_expect_tx: return b.pending == 1 && b.tx + op.arg == 0;
+    case OpKind::complete_tx:
+    case OpKind::copy_land: return b.pending == 0 && b.tx == op.arg;
+    default: return false;
+  }
 }
 
-// May a sleeping agent `q` stay asleep when `p` runs now?
+// May a sleeping agent `q` stay asleep when `p` runs now? The relation above, judged in the
+// state both are about to run from.
 inline bool independent_now(const Agent& p, const Agent& q) {
   if (is_atomic(p.op.kind) || is_atomic(q.op.kind)) {
     if (!is_atomic(p.op.kind) || !is_atomic(q.op.kind) || p.op.addr != q.op.addr) return true;
@@ -180,7 +183,23 @@ inline bool independent_now(const Agent& p, const Agent& q) {
     return op.bar && op.kind != OpKind::bulk_copy && op.kind != OpKind::block_sync && op.kind != OpKind::bulk_store;
   };
   if (!on_barrier(p.op) || !on_barrier(q.op) || p.op.bar != q.op.bar) return true;
-  return !dependent(meta_now(p), meta_now(q));
+  const MbarrierState& b = *p.op.bar;
+  if (!b.is_live()) return false;
+  const Op& x = p.op;
+  const Op& y = q.op;
+  if (x.kind == OpKind::init || x.kind == OpKind::inval || y.kind == OpKind::init || y.kind == OpKind::inval)
+    return false;
+  if (is_observer(x) && is_observer(y)) return true;
+  if (is_observer(x) || is_observer(y)) {
+    const Op& o = is_observer(x) ? x : y;
+    const Op& c = is_observer(x) ? y : x;
+    if (would_complete(c, b)) return false;  // it moves the phase the observer reads
+    // The observer would set the "a wait saw phase-1 complete" flag the arrival checks.
+    return !(is_arrival(c) && b.phase > 0 && !b.phase_observed && o.arg == b.phase - 1);
+  }
+  if (would_complete(x, b) || would_complete(y, b)) return false;
+  const std::int64_t both_dec = (is_tx_decrement(x) ? x.arg : 0) + (is_tx_decrement(y) ? y.arg : 0);
+  return commuting_counter(x, b.tx - both_dec, 0) && commuting_counter(y, b.tx - both_dec, 0);
 }
 
 }  // namespace mbcheck::sim::dpor

@@ -135,8 +135,16 @@ TEST_CASE("DPOR runs one execution per equivalence class: its count equals brute
   REQUIRE(dpor.stats.complete);
   CHECK(brute.stats.executions > dpor.stats.executions);  // the reduction is real
   // One execution per class of the relation (that the relation loses nothing is the
-  // reference suite's job: tests/test_reference_differential.cpp).
-  CHECK(dpor.stats.executions == brute.stats.classes);
+  // reference suite's job: tests/test_reference_differential.cpp). Where a copy lands before
+  // the arming, tx-count goes below 0 in some orders only, and there the landing does not
+  // commute with the arrive: brute force's per-execution classes then split what is one class
+  // in the orders DPOR runs (the phase completes once, after all three, in every order).
+  if (c.name == "split-transaction") {
+    CHECK(dpor.stats.executions == 1);
+    CHECK(brute.stats.classes > 1);
+  } else {
+    CHECK(dpor.stats.executions == brute.stats.classes);
+  }
   CHECK(bool(dpor.bug) == bool(brute.bug));
 }
 
@@ -323,11 +331,12 @@ TEST_CASE("a CUTLASS-style TMA pipeline with 128 consumers verifies in one execu
   CHECK(r.stats.executions == 1);
 }
 
-TEST_CASE("n threads x K rounds of arrive; wait on one barrier: executions of the static relation",
-          "[explore][dpor][size]") {
-  // Not the goal (1): a wait of round r and the next round's arrivals are dependent even where
-  // their order cannot matter. Pinned so that a change in either direction is seen.
-  auto [n, k, expected] = GENERATE(table<std::uint32_t, int, std::uint64_t>({{2, 2, 3}, {2, 3, 9}, {3, 2, 19}}));
+// Ordinary patterns with a single outcome each: one execution, at the sizes kernels use.
+TEST_CASE("n threads x K rounds of arrive then wait(r) on one barrier run in one execution", "[explore][dpor][size]") {
+  // A wait of round r commutes with the next round's arrivals: none of them can complete
+  // round r+1 before the waiter's own arrival, which comes after the wait.
+  auto [n, k] = GENERATE(table<std::uint32_t, int>({{2, 2}, {3, 3}, {4, 3}, {5, 3}, {32, 8}, {128, 8}}));
+  INFO(n << " threads x " << k << " rounds");
   LaunchShape shape;
   shape.threads_per_cta = n;
   shape.smem_bytes = 256;
@@ -341,5 +350,52 @@ TEST_CASE("n threads x K rounds of arrive; wait on one barrier: executions of th
   });
   const ExploreResult r = explore(prog, ExploreOptions{});
   CHECK_FALSE(r.bug);
-  CHECK(r.stats.executions == expected);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("arrive.expect_tx and a bulk copy beside n-1 plain arrivals run in one execution", "[explore][dpor][size]") {
+  // The landing leaves tx-count at 0, never below: it commutes with the arrivals.
+  const std::uint32_t n = GENERATE(2u, 16u, 128u);
+  alignas(16) static unsigned char src[16];
+  LaunchShape shape;
+  shape.threads_per_cta = n;
+  shape.smem_bytes = 1024 + 16;
+  FunctionProgram prog(shape, [n] {
+    if (P::thread_idx() == 0) bar(0).init(n);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      bar(0).arrive_expect_tx(16);
+      P::cp_async_bulk_global_to_shared(P::shared_memory() + 1024, src, 16, bar(0).raw());
+    } else {
+      bar(0).arrive();
+    }
+    bar(0).wait(0);
+  });
+  const ExploreResult r = explore(prog, ExploreOptions{});
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("k bulk copies landing on one barrier run in one execution", "[explore][dpor][size]") {
+  const std::uint32_t k = GENERATE(2u, 4u, 12u);
+  alignas(16) static unsigned char src[16 * 12];
+  LaunchShape shape;
+  shape.threads_per_cta = 2;
+  shape.smem_bytes = 1024 + 16 * 12;
+  FunctionProgram prog(shape, [k] {
+    if (P::thread_idx() == 0) bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      bar(0).arrive_expect_tx(16 * k);
+      for (std::uint32_t i = 0; i < k; ++i)
+        P::cp_async_bulk_global_to_shared(P::shared_memory() + 1024 + 16 * i, src + 16 * i, 16, bar(0).raw());
+    }
+    bar(0).wait(0);
+  });
+  const ExploreResult r = explore(prog, ExploreOptions{});
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
 }

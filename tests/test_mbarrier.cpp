@@ -51,7 +51,7 @@ TEST_CASE("zeroed memory is an uninitialised barrier: every op but init is a mis
   CHECK(misuse_of([&] { b.inval(); }) == MisuseKind::uninitialized);
 }
 
-TEST_CASE("init on a live barrier is a misuse; after inval it is allowed again", "[mbarrier][init][misuse]") {
+TEST_CASE("init on a live barrier is a misuse, after inval it is allowed again", "[mbarrier][init][misuse]") {
   MbarrierState b = live(2);
   CHECK(misuse_of([&] { b.init(2); }) == MisuseKind::reinit_live);
   b.inval();
@@ -66,7 +66,7 @@ TEST_CASE("ops after inval are misuses", "[mbarrier][misuse]") {
   CHECK(misuse_of([&] { b.test_wait_parity(0); }) == MisuseKind::invalidated);
 }
 
-TEST_CASE("arrive counts down; the last arrival completes the phase and reloads pending", "[mbarrier][arrive]") {
+TEST_CASE("arrive counts down, the last arrival completes the phase and reloads pending", "[mbarrier][arrive]") {
   MbarrierState b = live(3);
   bool done = true;
   b.arrive(1, false, &done);
