@@ -10,6 +10,7 @@
 #include "sim/host_platform.hpp"
 #include "spec/classics.hpp"
 #include "spec/kernels/residual_add.hpp"
+#include "spec/kernels/tma_pipeline.hpp"
 #include "spec/kernels/tma_store.hpp"
 
 namespace mbcheck::sim {
@@ -338,15 +339,108 @@ class TmaStoreProgram final : public BundledProgram {
   std::map<std::string, std::string> options_;
 };
 
+// --- tma-pipeline: a CUTLASS-style TMA mainloop (PipelineTmaAsync) ----------------------
+
+const ProtocolInfo kTmaPipeline{
+    "tma-pipeline",
+    "CUTLASS-style TMA mainloop: 1 producer thread (arrive.expect_tx + bulk copy) -> consumer threads over "
+    "PipelineTmaAsync",
+    {{"stages", "2", "pipeline stages (1..8)"},
+     {"consumers", "128", "consumer threads"},
+     {"iterations", "4", "tiles streamed through the pipeline"},
+     {"tile-elems", "64", "floats per tile (multiple of 4)"},
+     {"consumer-wait", "wait", "how consumers wait for a stage: wait, or try-then-wait (consumer_try_wait, "
+                               "then consumer_wait if that failed)"},
+     {"mutation", "none", "a deliberate protocol bug (see the mutation list)"}},
+    {"producer-start-phase-0", "producer-skips-empty-wait", "consumer-release-before-read", "tx-overcount"},
+};
+
+using TmaMainloopFn = void (*)(const TmaMainloopParams&);
+template <int S>
+void tma_mainloop(const TmaMainloopParams& p) {
+  tma_mainloop_kernel<HostPlatform, S>(p);
+}
+template <int S>
+std::uint32_t tma_mainloop_smem(const TmaMainloopParams& p) {
+  return tma_mainloop_smem_bytes<HostPlatform, S>(p);
+}
+constexpr TmaMainloopFn kTmaMainloops[] = {tma_mainloop<1>, tma_mainloop<2>, tma_mainloop<3>, tma_mainloop<4>,
+                                           tma_mainloop<5>, tma_mainloop<6>, tma_mainloop<7>, tma_mainloop<8>};
+constexpr std::uint32_t (*kTmaMainloopSmem[])(const TmaMainloopParams&) = {
+    tma_mainloop_smem<1>, tma_mainloop_smem<2>, tma_mainloop_smem<3>, tma_mainloop_smem<4>,
+    tma_mainloop_smem<5>, tma_mainloop_smem<6>, tma_mainloop_smem<7>, tma_mainloop_smem<8>};
+
+class TmaPipelineProgram final : public BundledProgram {
+ public:
+  explicit TmaPipelineProgram(const std::map<std::string, std::string>& given) {
+    OptionReader r(kTmaPipeline, given);
+    const auto stages = static_cast<int>(r.integer("stages", 1, 8));
+    params_.consumers = static_cast<std::uint32_t>(r.integer("consumers", 1, 1023));
+    params_.iterations = static_cast<std::uint32_t>(r.integer("iterations", 1, 1u << 16));
+    params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 16384));
+    params_.try_wait_first = r.choice("consumer-wait", {"wait", "try-then-wait"}) == "try-then-wait";
+    std::vector<std::string> mutations{"none"};
+    mutations.insert(mutations.end(), kTmaPipeline.mutations.begin(), kTmaPipeline.mutations.end());
+    const std::string mutation = r.choice("mutation", mutations);
+    for (std::size_t i = 1; i < mutations.size(); ++i)
+      if (mutation == mutations[i]) params_.mutation = static_cast<TmaMainloopMutation>(i);
+    if (params_.tile_elems % 4 != 0)
+      throw ShapeError(fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes", params_.tile_elems));
+    if (params_.mutation == TmaMainloopMutation::producer_skips_empty_wait && params_.iterations <= std::uint32_t(stages))
+      throw ShapeError("--mutation producer-skips-empty-wait needs more --iterations than --stages (a stage must be "
+                       "reused for the bug to exist)");
+    shape_.threads_per_cta = 1 + params_.consumers;
+    shape_.smem_bytes = kTmaMainloopSmem[stages - 1](params_);
+    if (shape_.smem_bytes > 227 * 1024)
+      throw ShapeError(fmt::format("{} bytes of shared memory: sm_90 allows 227 KiB per CTA", shape_.smem_bytes));
+    src_ = std::make_unique<FloatBuffer>(std::size_t{params_.iterations} * params_.tile_elems);
+    out_ = std::make_unique<FloatBuffer>(params_.consumers);
+    // Small whole numbers: every sum is exact, whatever the order of additions.
+    for (std::size_t i = 0; i < std::size_t{params_.iterations} * params_.tile_elems; ++i)
+      src_->data()[i] = static_cast<float>(i % 7 + 1);
+    params_.src = src_->data();
+    params_.out = out_->data();
+    kernel_ = kTmaMainloops[stages - 1];
+    options_ = r.values();
+  }
+  LaunchShape shape() const override { return shape_; }
+  void reset() override { std::memset(out_->data(), 0xff, std::size_t{params_.consumers} * sizeof(float)); }
+  void thread_main() override { kernel_(params_); }
+  std::optional<std::string> check_result() override {
+    for (std::uint32_t c = 0; c < params_.consumers; ++c) {
+      float expected = 0;
+      for (std::uint32_t k = 0; k < params_.iterations; ++k)
+        for (std::uint32_t i = c; i < params_.tile_elems; i += params_.consumers)
+          expected += params_.src[std::size_t{k} * params_.tile_elems + i];
+      if (std::memcmp(&out_->data()[c], &expected, sizeof(float)) != 0)
+        return fmt::format("consumer {} summed {}, expected {}: it read a stage that did not hold its tile", c + 1,
+                           out_->data()[c], expected);
+    }
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> options() const override { return options_; }
+  std::string result_summary() const override {
+    return fmt::format("every consumer summed exactly its elements of the {} tiles", params_.iterations);
+  }
+
+ private:
+  TmaMainloopParams params_;
+  LaunchShape shape_;
+  TmaMainloopFn kernel_ = nullptr;
+  std::unique_ptr<FloatBuffer> src_, out_;
+  std::map<std::string, std::string> options_;
+};
+
 }  // namespace
 
 const std::vector<ProtocolInfo>& bundled_protocols() {
-  static const std::vector<ProtocolInfo> all{kEpiLoad, kTmaStore, kReaders, kLastzero, kOrderingBug};
+  static const std::vector<ProtocolInfo> all{kEpiLoad, kTmaPipeline, kTmaStore, kReaders, kLastzero, kOrderingBug};
   return all;
 }
 
 std::unique_ptr<BundledProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options) {
   if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
+  if (name == kTmaPipeline.name) return std::make_unique<TmaPipelineProgram>(options);
   if (name == kTmaStore.name) return std::make_unique<TmaStoreProgram>(options);
   if (name == kReaders.name) return std::make_unique<ClassicProgram>(kReaders, options);
   if (name == kLastzero.name) return std::make_unique<ClassicProgram>(kLastzero, options);

@@ -6,7 +6,6 @@
 #include "sim/host_platform.hpp"
 #include "sim/explore.hpp"
 #include "sim/protocols.hpp"
-#include "spec/kernels/tma_pipeline.hpp"
 #include "spec/mbarrier.hpp"
 
 using namespace mbcheck::sim;
@@ -316,19 +315,44 @@ TEST_CASE("exhaustive search with several jobs gives exactly the result of one",
   }
 }
 
-TEST_CASE("a CUTLASS-style TMA pipeline with 128 consumers verifies in one execution", "[explore][dpor][size]") {
+TEST_CASE("the bundled CUTLASS-style TMA pipeline with 128 consumers verifies in one execution",
+          "[explore][dpor][size]") {
   // The producer waits for phase -1 on fresh empty barriers; only the op that completes a
   // phase can matter to a wait, and every other dependent pair is already ordered.
-  const std::uint32_t stages = GENERATE(2u, 4u);
-  alignas(16) static unsigned char src[16];
-  LaunchShape shape;
-  shape.threads_per_cta = 129;
-  shape.smem_bytes = 1024 + 16 * stages;
-  FunctionProgram prog(shape, [stages] { mbcheck::tma_pipeline<P>(stages, 128, 4, false, src); });
-  const ExploreResult r = explore(prog, ExploreOptions{});
+  const std::string stages = GENERATE("2", "4");
+  auto prog = make_protocol("tma-pipeline", {{"stages", stages}, {"consumers", "128"}, {"iterations", "8"}});
+  const ExploreResult r = explore(*prog, ExploreOptions{});
   CHECK_FALSE(r.bug);
   CHECK(r.stats.complete);
   CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("the TMA pipeline's mutations are found with their kinds", "[explore][dpor][zoo]") {
+  auto [mutation, kind] = GENERATE(table<std::string, Verdict>({{"producer-start-phase-0", Verdict::deadlock},
+                                                                {"producer-skips-empty-wait", Verdict::misuse},  // over-arrival on full[s] first
+                                                                {"consumer-release-before-read", Verdict::race},
+                                                                {"tx-overcount", Verdict::deadlock}}));
+  const std::string wait = GENERATE("wait", "try-then-wait");
+  INFO(mutation << " with consumer-wait " << wait);
+  auto prog = make_protocol("tma-pipeline", {{"stages", "2"}, {"consumers", "3"}, {"iterations", "4"},
+                                             {"tile-elems", "8"}, {"consumer-wait", wait}, {"mutation", mutation}});
+  const ExploreResult r = explore(*prog, ExploreOptions{});
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == kind);
+}
+
+TEST_CASE("the TMA pipeline with try-then-wait consumers verifies; each consumer-round costs two executions",
+          "[explore][dpor][size]") {
+  // Not the goal: a try_wait that failed, then a blocking wait, is a second class for the
+  // search (the thread took the other branch) although it ends in the same state.
+  auto [consumers, iterations, expected] =
+      GENERATE(table<std::string, std::string, std::uint64_t>({{"1", "2", 4}, {"2", "2", 16}, {"2", "4", 256}}));
+  auto prog = make_protocol("tma-pipeline", {{"stages", "2"}, {"consumers", consumers}, {"iterations", iterations},
+                                             {"tile-elems", "8"}, {"consumer-wait", "try-then-wait"}});
+  const ExploreResult r = explore(*prog, ExploreOptions{});
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == expected);
 }
 
 // Ordinary patterns with a single outcome each: one execution, at the sizes kernels use.
