@@ -149,6 +149,8 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
     scope = s.bound_cut ? fmt::format(" (schedules with up to {} preemptions; {} alternatives beyond the bound not run)",
                                       r.preemption_bound, s.bound_cut)
                         : fmt::format(" (no schedule needed more than {} preemptions)", r.preemption_bound);
+  else if (r.verdict == CheckVerdict::incomplete && s.interrupted)
+    scope = " (interrupted: not every schedule was explored)";
   else if (r.verdict == CheckVerdict::incomplete)
     scope = " (cut short by --max-executions or --time-limit: not every schedule was explored)";
   out += fmt::format("{}: {} executions, {} transitions, {} blocked, {} redundant, {:.3f} s{}\n", what, s.executions,

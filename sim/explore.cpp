@@ -12,6 +12,7 @@
 
 #include "sim/dpor.hpp"
 #include "sim/explore_waves.hpp"
+#include "sim/shard_exchange.hpp"
 
 namespace mbcheck::sim {
 
@@ -56,7 +57,12 @@ class BruteForceStrategy final : public Strategy {
   std::size_t depth_ = 0;
 };
 
+std::atomic<bool> g_stop{false};
+
 }  // namespace
+
+void request_stop() { g_stop.store(true); }
+bool stop_requested() { return g_stop.load(std::memory_order_relaxed); }
 
 using namespace dpor;
 
@@ -79,7 +85,13 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   std::unique_ptr<WavePool> pool;
   if (parallel && !sharded) pool = std::make_unique<WavePool>(options.jobs - 1, options.make_program);
   std::unique_ptr<ShardExchange> exchange;
-  if (sharded) exchange = std::make_unique<ShardExchange>(options.shard_dir, options.shard_index, options.shard_count);
+  if (sharded)
+    exchange = std::make_unique<ShardExchange>(options.shard_dir, options.shard_index, options.shard_count,
+                                               options.shard_identity, options.shard_stale_s);
+  // A time limit or a stop request: asked after every execution, in every worker.
+  auto out_of_time = [&] {
+    return stop_requested() || (options.time_limit_s > 0 && seconds_since(start) >= options.time_limit_s);
+  };
   auto account = [&](const Outcome& out) {  // one finished execution; true: stop here
     result.stats.transitions += out.steps;
     if (out.verdict != Verdict::pruned) ++result.stats.own_executions;
@@ -98,6 +110,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   };
   // Runs every pending alternative of the deepest node as one wave, in parallel; merges in
   // the order one search would have explored them. Returns true when a bug stops the search.
+  bool cut_short = false;  // a wave ended with a subtree unfinished
   auto run_wave = [&]() {
     DporNode& n = dpor.nodes.back();
     std::vector<WaveItem> items;
@@ -122,14 +135,18 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
     std::vector<WaveResult> results(items.size());
     const std::vector<DporNode> prefix = dpor.nodes;
     const bool keep = static_cast<bool>(on_execution);
-    if (exchange)
-      results = exchange->run(
-          items.size(), [&](std::size_t i) { return run_subtree(program, rt, prefix, items[i], options, false); },
-          &result.stats.own_executions);
-    else
+    bool whole = true;
+    if (exchange) {
+      whole = exchange->run(
+          items.size(),
+          [&](std::size_t i) { return run_subtree(program, rt, prefix, items[i], options, false, out_of_time); },
+          out_of_time, results, &result.stats.own_executions);
+    } else {
       pool->run(items.size(), program, rt, [&](Program& p, Runtime& r, std::size_t i) {
-        results[i] = run_subtree(p, r, prefix, items[i], options, keep);
+        results[i] = run_subtree(p, r, prefix, items[i], options, keep, out_of_time);
       });
+      for (const WaveResult& w : results) whole &= !w.interrupted;
+    }
     n.done = done;
     n.chosen = items.back().alternative;
     for (WaveResult& w : results) {
@@ -150,6 +167,10 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
         if (w.stopped) return true;  // one search would not have gone past this subtree
       }
     }
+    if (!whole) {
+      cut_short = true;  // some subtree is not done: the search is incomplete
+      return true;
+    }
     return false;
   };
   auto pending_here = [&] {
@@ -162,6 +183,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   };
   bool stopped = false;
   for (;;) {
+    if (out_of_time()) break;
     if (options.progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 0.5) {
       last_progress = Clock::now();
       result.stats.seconds = seconds_since(start);
@@ -189,7 +211,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
         break;
       }
       more = dpor.advance();
-      if (options.time_limit_s > 0 && seconds_since(start) >= options.time_limit_s) break;
+      if (out_of_time()) break;
     }
     if (stopped) break;
     if (!more) {
@@ -197,8 +219,9 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
       break;
     }
     if (options.max_executions && result.stats.executions >= options.max_executions) break;
-    if (options.time_limit_s > 0 && seconds_since(start) >= options.time_limit_s) break;
   }
+  if (cut_short) result.stats.complete = false;
+  result.stats.interrupted = stop_requested();
   result.stats.seconds = seconds_since(start);
   result.stats.classes = classes.size();
   result.stats.races = dpor.races;

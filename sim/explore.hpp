@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct ExploreStats {
   std::uint64_t spin_iterations = 0;
   double seconds = 0;
   bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
+  bool interrupted = false;  // stopped by request_stop() (SIGINT/SIGTERM in the CLI)
 };
 
 struct ExploreOptions {
@@ -59,16 +61,35 @@ struct ExploreOptions {
   // the executions of shared subtrees (they may have run in another process).
   std::string shard_dir;
   unsigned shard_index = 0, shard_count = 1;
+  // What the shard directory's files must belong to (protocol, shape, options, version): a
+  // directory holding another search's results is refused (dpor::ShardError).
+  std::string shard_identity;
+  double shard_stale_s = 5.0;  // a shard whose heartbeat has not moved for this long is gone
   // Called about twice a second with the statistics so far and (dpor) an estimate of the
   // share of the search tree covered, in [0, 1].
   std::function<void(const ExploreStats&, double covered)> progress;
 };
 
 
+// A shard directory that cannot be used (another search's files, unwritable, full, a file
+// that is not a result): the message names the file and what is wrong.
+struct ShardError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The directory belongs to one search: the first shard writes `identity` to its search.txt,
+// every other must find the same there. Throws ShardError otherwise (or when it cannot).
+void claim_shard_dir(const std::string& dir, unsigned index, const std::string& identity);
+
 struct ExploreResult {
   ExploreStats stats;
   std::optional<Outcome> bug;  // the first execution whose verdict is a bug
 };
+
+// A request to stop, from a signal handler (an atomic store: async-signal-safe): searches and
+// fuzzing campaigns end at the next execution with what they have, as incomplete.
+void request_stop();
+bool stop_requested();
 
 // Explores `program`; `on_execution` (optional) sees every finished, non-redundant execution.
 ExploreResult explore(Program& program, const ExploreOptions& options,

@@ -16,6 +16,8 @@
 #include <iostream>
 #include <set>
 #include <thread>
+#include <csignal>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +32,8 @@
 #include "sim/strategy.hpp"
 
 using namespace mbcheck::sim;
+
+constexpr const char* kMbcheckVersion = MBCHECK_VERSION;
 
 namespace {
 
@@ -167,8 +171,25 @@ const CLI::Validator kSeconds(
     "SECONDS");
 }  // namespace
 
+// SIGINT/SIGTERM: the first asks the search or campaign to stop and print what it has
+// (exit 3, incomplete); a second one exits at once.
+extern "C" void on_interrupt(int sig) {
+  static volatile std::sig_atomic_t seen = 0;
+  if (seen) _exit(128 + sig);
+  seen = 1;
+  request_stop();
+}
+
 int main(int argc, char** argv) {
+  {
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+  }
   CLI::App app{"mbcheck: a simulator and model checker for GPU mbarrier pipelines"};
+  app.set_version_flag("--version", std::string("mbcheck ") + kMbcheckVersion);
   app.require_subcommand(1);
 
   auto* list = app.add_subcommand("list", "list the bundled protocols, their shape flags and mutations");
@@ -353,33 +374,26 @@ int main(int argc, char** argv) {
       check_opts.jobs = fuzz_opts.jobs;
       check_opts.make_program = [&] { return std::unique_ptr<Program>(make_protocol(check_protocol, given)); };
       if (!shard_spec.empty()) {
+        // Digits only: no sign, no spaces, no wrap-around.
+        static const std::regex kShardSpec("([0-9]{1,6})/([0-9]{1,6})");
+        std::smatch m;
         unsigned i = 0, n = 0;
-        char slash = 0;
-        std::istringstream in(shard_spec);
-        if (!(in >> i >> slash >> n) || slash != '/' || !in.eof() || n < 1 || i < 1 || i > n)
-          return usage_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n", shard_spec));
+        if (std::regex_match(shard_spec, m, kShardSpec)) i = std::stoul(m[1]), n = std::stoul(m[2]);
+        if (n < 1 || i < 1 || i > n || n > 100000)
+          return usage_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n <= 100000", shard_spec));
         check_opts.shard_index = i - 1;
         check_opts.shard_count = n;
         check_opts.shard_dir = shard_dir;
         std::error_code ec;
         std::filesystem::create_directories(shard_dir, ec);
         if (ec) return usage_error(fmt::format("--shard-dir {}: {}", shard_dir, ec.message()));
-        // The directory belongs to one search: refuse results of another.
-        const std::string what = fmt::format("{} {} strategy={} preemptions={} max-steps={} shards={}\n",
-                                             check_protocol, shape_line(program->options()), strategy_name,
-                                             strategy_name == "bounded" ? check_opts.preemptions : -1,
-                                             check_opts.max_steps, check_opts.shard_count);
-        const auto id_path = std::filesystem::path(shard_dir) / "search.txt";
-        const auto tmp_path = std::filesystem::path(shard_dir) / fmt::format("search.{}.tmp", check_opts.shard_index);
-        std::ofstream(tmp_path) << what;
-        std::filesystem::create_hard_link(tmp_path, id_path, ec);  // fails if another shard made it first
-        std::filesystem::remove(tmp_path);
-        std::ifstream id_in(id_path);
-        std::stringstream id_text;
-        id_text << id_in.rdbuf();
-        if (id_text.str() != what)
-          return usage_error(fmt::format("--shard-dir {} holds the work of another search ({}); use an empty directory",
-                                         shard_dir, id_text.str().substr(0, id_text.str().find('\n'))));
+        // The directory belongs to one search: its files carry this, and others are refused.
+        check_opts.shard_identity = fmt::format("mbcheck {} check {} {} strategy={} preemptions={} max-steps={} shards={}",
+                                                kMbcheckVersion, check_protocol, shape_line(program->options()),
+                                                strategy_name, strategy_name == "bounded" ? check_opts.preemptions : -1,
+                                                check_opts.max_steps, check_opts.shard_count);
+        if (const char* stale = std::getenv("MBCHECK_SHARD_STALE_S")) check_opts.shard_stale_s = std::atof(stale);
+        if (n > 1) claim_shard_dir(shard_dir, check_opts.shard_index, check_opts.shard_identity);
       }
       if (!json)
         fmt::print("mbcheck check {}  {}  strategy={}{} jobs={}\n", check_protocol, shape_line(program->options()),
@@ -411,6 +425,7 @@ int main(int argc, char** argv) {
         j["spin_iterations"] = s.spin_iterations;
         j["seconds"] = s.seconds;
         j["complete"] = s.complete;
+        j["interrupted"] = s.interrupted;
         if (check_opts.shard_count > 1) {
           j["shard"] = fmt::format("{}/{}", check_opts.shard_index + 1, check_opts.shard_count);
           j["own_executions"] = s.own_executions;
@@ -535,6 +550,8 @@ int main(int argc, char** argv) {
       return code;
     }
   } catch (const ShapeError& e) {
+    return usage_error(e.what());
+  } catch (const ShardError& e) {
     return usage_error(e.what());
   }
   return kExitUsage;

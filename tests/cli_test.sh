@@ -124,6 +124,8 @@ expect 0 "merged 3 shard results" -- merge "$tmp/shard1.json" "$tmp/shard2.json"
 merged=$(tail -n 1 "$tmp/out")
 [ "$merged" = "$whole" ] && echo "ok:   3 concurrent shards merge to: $merged" ||
   { echo "FAIL: shards merged to '$merged', the whole search gave '$whole'"; failures=$((failures + 1)); }
+# One after another: each shard takes over the shards not yet seen after MBCHECK_SHARD_STALE_S.
+export MBCHECK_SHARD_STALE_S=0.5
 for i in 1 2 3; do "$MBCHECK" check lastzero --n 7 --shard $i/3 --shard-dir "$tmp/seq" --json >"$tmp/seq$i.json"; done
 expect 0 "verified: " -- merge "$tmp/seq1.json" "$tmp/seq2.json" "$tmp/seq3.json"
 merged=$(tail -n 1 "$tmp/out")
@@ -133,6 +135,75 @@ for i in 1 2; do "$MBCHECK" check epi-load --tiles 3 --mutation tx-overcount --s
 wait
 expect 1 "bug: deadlock" -- merge "$tmp/bug1.json" "$tmp/bug2.json"
 expect_usage "--shard 4/3: expected i/n with 1 <= i <= n" check lastzero --shard 4/3 --shard-dir "$tmp/x"
+expect_usage "--shard 1/-3: expected i/n" check lastzero --shard 1/-3 --shard-dir "$tmp/x"
+expect_usage "--shard -1/-1: expected i/n" check lastzero --shard -1/-1 --shard-dir "$tmp/x"
+
+# --time-limit holds with several jobs and with shards; SIGINT/SIGTERM stop with the partial
+# result (exit 3, "interrupted" in --json); the wall clock is measured around the process.
+timed() { local s; s=$(date +%s%N); "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; ms=$((($(date +%s%N) - s) / 1000000)); }
+timed "$MBCHECK" check readers --n 20 --jobs 2 --time-limit 0.2
+[ "$rc" = 3 ] && [ "$ms" -lt 1000 ] && echo "ok:   --jobs 2 --time-limit 0.2 stopped after $ms ms" ||
+  { echo "FAIL: --jobs 2 --time-limit 0.2: exit $rc after $ms ms"; failures=$((failures + 1)); }
+timed "$MBCHECK" check readers --n 20 --shard 1/2 --shard-dir "$tmp/tl" --time-limit 0.3
+[ "$rc" = 3 ] && [ "$ms" -lt 1100 ] && echo "ok:   --shard 1/2 --time-limit 0.3 stopped after $ms ms" ||
+  { echo "FAIL: --shard 1/2 --time-limit 0.3: exit $rc after $ms ms"; failures=$((failures + 1)); }
+for sig in INT TERM; do
+  "$MBCHECK" check readers --n 20 --jobs 2 --json >"$tmp/int.json" 2>/dev/null &
+  pid=$!
+  sleep 0.5
+  kill -$sig $pid
+  wait $pid
+  rc=$?
+  if [ "$rc" = 3 ] && grep -q '"interrupted": true' "$tmp/int.json" && grep -q '"verdict": "incomplete"' "$tmp/int.json"; then
+    echo "ok:   SIG$sig: exit 3 and the partial result in --json"
+  else
+    echo "FAIL: SIG$sig: exit $rc, --json: $(head -c 200 "$tmp/int.json")"; failures=$((failures + 1))
+  fi
+done
+
+# A shard killed mid-search (kill -9, holding work) neither hangs the others nor a rerun:
+# its heartbeat stops, the other shard takes over its items, and the rerun finds them done.
+whole_big=$("$MBCHECK" check lastzero --n 12 --jobs 1 | tail -n 1 | sed 's/, [0-9.]* s$//')
+"$MBCHECK" check lastzero --n 12 --shard 1/2 --shard-dir "$tmp/killed" --json >"$tmp/k1.json" 2>/dev/null &
+victim=$!
+"$MBCHECK" check lastzero --n 12 --shard 2/2 --shard-dir "$tmp/killed" --json >"$tmp/k2.json" 2>/dev/null &
+survivor=$!
+sleep 1
+kill -9 "$victim" 2>/dev/null
+wait "$victim" 2>/dev/null
+[ -s "$tmp/k1.json" ] && { echo "FAIL: the shard finished before it could be killed"; failures=$((failures + 1)); }
+if timeout 120 tail --pid="$survivor" -f /dev/null; then
+  wait "$survivor"; echo "ok:   the surviving shard finished after the other was killed"
+else
+  echo "FAIL: the surviving shard hangs after the other was killed"; kill -9 "$survivor"; failures=$((failures + 1))
+fi
+timeout 120 "$MBCHECK" check lastzero --n 12 --shard 1/2 --shard-dir "$tmp/killed" --json >"$tmp/k1.json"
+expect 0 "merged 2 shard results" -- merge "$tmp/k1.json" "$tmp/k2.json"
+merged=$(tail -n 1 "$tmp/out")
+[ "$merged" = "$whole_big" ] && echo "ok:   killed and rerun shards merge to the whole search: $merged" ||
+  { echo "FAIL: killed+rerun shards merged to '$merged', the whole search gave '$whole_big'"; failures=$((failures + 1)); }
+# A stale lock file of the old exchange, in a fresh directory, means nothing now.
+mkdir -p "$tmp/lock" && : >"$tmp/lock/w0-0.lock"
+expect 0 "verified: " -- check lastzero --n 5 --shard 1/1 --shard-dir "$tmp/lock"
+expect 0 "verified: " -- check lastzero --n 5 --shard 1/2 --shard-dir "$tmp/lock"
+# Stale results of another search (search.txt deleted) are refused, never mixed in.
+for i in 1 2; do "$MBCHECK" check readers --n 6 --shard $i/2 --shard-dir "$tmp/stale" --json >/dev/null & done
+wait
+rm "$tmp/stale/search.txt"
+# (found during the search, so after its header line)
+expect 2 "is the result of another search" -- check readers --n 7 --shard 1/2 --shard-dir "$tmp/stale"
+# A result file that is not JSON, or a directory in its place: a clear error, not an abort.
+mkdir -p "$tmp/junk" && "$MBCHECK" check lastzero --n 5 --shard 1/2 --shard-dir "$tmp/junk" >/dev/null
+echo "not json" >"$tmp/junk/w0-0.json"
+expect 2 "w0-0.json is not a shard result" -- check lastzero --n 5 --shard 2/2 --shard-dir "$tmp/junk"
+rm "$tmp/junk/w0-0.json" && mkdir "$tmp/junk/w0-0.json"
+expect 2 "w0-0.json is not a result file" -- check lastzero --n 5 --shard 2/2 --shard-dir "$tmp/junk"
+# An unwritable directory says so.
+if [ "$(id -u)" != 0 ]; then
+  mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
+  expect_usage "Permission denied" check lastzero --n 5 --shard 1/2 --shard-dir "$tmp/ro"
+  chmod 755 "$tmp/ro"
+fi
 expect_usage "is not the result of a sharded check" merge "$tmp/json"
 expect_usage "holds the work of another search" check lastzero --n 6 --shard 1/3 --shard-dir "$tmp/shards"
 expect_usage "disagrees with" merge "$tmp/shard1.json" "$tmp/bug1.json"
