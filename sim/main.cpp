@@ -25,6 +25,7 @@
 #include "sim/check.hpp"
 #include "sim/crash.hpp"
 #include "sim/fuzz.hpp"
+#include "sim/merge.hpp"
 #include "sim/visual.hpp"
 #include "sim/protocols.hpp"
 #include "sim/replay_token.hpp"
@@ -471,43 +472,29 @@ int main(int argc, char** argv) {
     }
 
     if (*merge) {
-      // Every shard ends with the whole result; merging checks they agree and adds up who
-      // did what.
-      nlohmann::json first;
-      std::uint64_t own_total = 0;
-      std::string shares;
+      std::vector<ShardInput> inputs;
       for (const auto& file : merge_files) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(file, ec))
+          return usage_error(fmt::format("{}: not a file", file));
         std::ifstream in(file);
         if (!in) return usage_error(fmt::format("cannot read {}", file));
-        nlohmann::json j;
         try {
-          j = nlohmann::json::parse(in);
+          inputs.push_back({file, nlohmann::json::parse(in)});
         } catch (const nlohmann::json::exception& e) {
           return usage_error(fmt::format("{} is not a check --json result: {}", file, e.what()));
         }
-        if (!j.contains("shard") || !j.contains("own_executions"))
-          return usage_error(fmt::format("{} is not the result of a sharded check (no \"shard\")", file));
-        for (const char* key : {"protocol", "options", "strategy", "verdict", "kind", "executions", "transitions",
-                                "replay"})
-          if (!first.is_null() && first[key] != j[key])
-            return usage_error(fmt::format("{} disagrees with {} on \"{}\": not shards of one search", file,
-                                           merge_files.front(), key));
-        own_total += j["own_executions"].get<std::uint64_t>();
-        shares += fmt::format("{}shard {}: {}", shares.empty() ? "" : ", ", j["shard"].get<std::string>(),
-                              j["own_executions"].get<std::uint64_t>());
-        if (first.is_null()) first = j;
       }
-      const std::string verdict = first["verdict"];
+      const MergedResult m = merge_shard_results(inputs);
       fmt::print("merged {} shard results of mbcheck check {}: executions run by each: {} ({} in all; the stretches "
                  "between waves run in every shard)\n",
-                 merge_files.size(), first["protocol"].get<std::string>(), shares, own_total);
-      if (verdict == "bug") fmt::print("replay:  {}\n", first["replay"].get<std::string>());
+                 inputs.size(), m.protocol, m.shares, m.own_total);
+      if (m.verdict == "bug") fmt::print("replay:  {}\n", m.replay);
       // The verdict line of the unsharded search, without its time.
-      fmt::print("{}{}: {} executions, {} transitions, {} blocked, {} redundant\n", verdict,
-                 verdict == "bug" ? fmt::format(": {}", first["kind"].get<std::string>()) : "",
-                 first["executions"].get<std::uint64_t>(), first["transitions"].get<std::uint64_t>(),
-                 first["blocked"].get<std::uint64_t>(), first["redundant"].get<std::uint64_t>());
-      return verdict == "verified" ? kExitOk : verdict == "bug" ? kExitBug : kExitIncomplete;
+      fmt::print("{}{}: {} executions, {} transitions, {} blocked, {} redundant\n", m.verdict,
+                 m.verdict == "bug" ? fmt::format(": {}", m.kind) : "", m.executions, m.transitions, m.blocked,
+                 m.redundant);
+      return m.verdict == "verified" ? kExitOk : m.verdict == "bug" ? kExitBug : kExitIncomplete;
     }
 
     if (*replay) {
@@ -552,6 +539,8 @@ int main(int argc, char** argv) {
   } catch (const ShapeError& e) {
     return usage_error(e.what());
   } catch (const ShardError& e) {
+    return usage_error(e.what());
+  } catch (const MergeError& e) {
     return usage_error(e.what());
   }
   return kExitUsage;

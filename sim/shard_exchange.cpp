@@ -22,7 +22,7 @@ double now_s() {
 
 std::uint64_t u64(const nlohmann::json& j, const char* key) {
   const auto& v = j.at(key);
-  if (!v.is_number_unsigned()) throw std::invalid_argument(fmt::format("\"{}\" is not a whole number", key));
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) throw std::invalid_argument(fmt::format("\"{}\" is not a whole number", key));
   return v.get<std::uint64_t>();
 }
 

@@ -204,9 +204,26 @@ if [ "$(id -u)" != 0 ]; then
   expect_usage "Permission denied" check lastzero --n 5 --shard 1/2 --shard-dir "$tmp/ro"
   chmod 755 "$tmp/ro"
 fi
-expect_usage "is not the result of a sharded check" merge "$tmp/json"
+expect_usage 'no "shard" (not a' merge "$tmp/json"
 expect_usage "holds the work of another search" check lastzero --n 6 --shard 1/3 --shard-dir "$tmp/shards"
-expect_usage "disagrees with" merge "$tmp/shard1.json" "$tmp/bug1.json"
+expect_usage "not shards of one search" merge "$tmp/shard1.json" "$tmp/bug1.json"
+# merge validates: every shard exactly once, all present, fields of the right type and range.
+expect_usage "not a file" merge "$tmp"
+expect_usage "shard 1/3 is given twice" merge "$tmp/shard1.json" "$tmp/shard1.json" "$tmp/shard1.json"
+expect_usage "missing: merge needs all 3 shards" merge "$tmp/shard1.json"
+tamper() { sed "$1" "$tmp/shard1.json" >"$tmp/t.json"; }
+tamper 's/"own_executions": \([0-9]*\)/"own_executions": "\1"/'
+expect_usage '"own_executions" must be a whole number' merge "$tmp/t.json" "$tmp/shard2.json" "$tmp/shard3.json"
+tamper 's/"verdict": "verified"/"verdict": 5/'
+expect_usage '"verdict" must be a string' merge "$tmp/t.json" "$tmp/shard2.json" "$tmp/shard3.json"
+tamper 's/"verdict": "verified"/"verdict": "maybe"/'
+expect_usage '"verdict" must be verified, bug or incomplete' merge "$tmp/t.json" "$tmp/shard2.json" "$tmp/shard3.json"
+tamper 's/"executions": [0-9]*/"executions": -1/'
+expect_usage '"executions" must be a whole number >= 0' merge "$tmp/t.json" "$tmp/shard2.json" "$tmp/shard3.json"
+tamper '/"blocked"/d'
+expect_usage 'no "blocked"' merge "$tmp/t.json" "$tmp/shard2.json" "$tmp/shard3.json"
+sed 's/"replay": "[^"]*"/"replay": null/' "$tmp/bug1.json" >"$tmp/t.json"
+expect_usage '"replay" must be a string' merge "$tmp/t.json" "$tmp/bug2.json"
 
 # fuzzing: a bug is exit 1, no bug is incomplete (3): fuzzing proves nothing.
 expect 1 "bug: assertion: PCT run" -- check ordering-bug --strategy pct --depth 1 --runs 50
