@@ -4,25 +4,21 @@
 //   mbcheck run <protocol> [shape flags] [--seed N]     one execution under a seeded random schedule
 //   mbcheck replay TOKEN | --replay-file FILE           that execution again, with its full trace
 // Exit codes: 0 no bug (verified), 1 bug found, 2 usage error, 3 incomplete.
-#include <cmath>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <set>
-#include <thread>
-#include <csignal>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/check.hpp"
+#include "sim/cli_support.hpp"
 #include "sim/crash.hpp"
 #include "sim/fuzz.hpp"
 #include "sim/merge.hpp"
@@ -36,160 +32,16 @@ using namespace mbcheck::sim;
 
 constexpr const char* kMbcheckVersion = MBCHECK_VERSION;
 
-namespace {
-
-constexpr int kExitOk = 0, kExitBug = 1, kExitUsage = 2, kExitIncomplete = 3;
-
-// Every shape flag of every bundled protocol, on one subcommand; the protocol rejects those
-// it does not have.
-struct ShapeFlags {
-  std::map<std::string, std::string> values;
-  std::map<std::string, CLI::Option*> options;
-  void add_to(CLI::App* cmd) {
-    std::set<std::string> names;
-    for (const auto& p : bundled_protocols())
-      for (const auto& o : p.options) names.insert(o.name);
-    for (const auto& name : names) options[name] = cmd->add_option("--" + name, values[name], "shape flag (see list)");
-  }
-  std::map<std::string, std::string> given() const {
-    std::map<std::string, std::string> out;
-    for (const auto& [name, opt] : options)
-      if (opt->count() > 0) out[name] = values.at(name);
-    return out;
-  }
-};
-
-int usage_error(const std::string& message) {
-  fmt::print(stderr, "mbcheck: error: {}\n", message);
-  return kExitUsage;
-}
-
-std::string shape_line(const std::map<std::string, std::string>& options) {
-  std::string out;
-  for (const auto& [k, v] : options) out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, v);
-  return out;
-}
-
-// Prints one execution's result; returns the exit code.
-int report(const std::string& protocol, BundledProgram& program, const Outcome& out) {
-  if (out.verdict == Verdict::completed) {
-    fmt::print("verdict: ok: {}\n", program.result_summary());
-  } else {
-    fmt::print("verdict: bug: {}\n", to_string(out.verdict));
-    fmt::print("cause:   {}\n", out.message);
-    for (const auto& d : out.details) fmt::print("         {}\n", d);
-  }
-  fmt::print("steps:   {}\n", out.steps);
-  fmt::print("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
-  return out.verdict == Verdict::completed ? kExitOk : kExitBug;
-}
-
-// The fields --json shares between every strategy: what was checked, the verdict, and the
-// counterexample (schema in README "Pictures and JSON").
-nlohmann::json result_json(const std::string& protocol, BundledProgram& program, const std::string& strategy,
-                           CheckVerdict verdict, const std::optional<Counterexample>& cex, const std::string& token) {
-  nlohmann::json j;
-  j["protocol"] = protocol;
-  j["options"] = program.options();
-  j["strategy"] = strategy;
-  j["verdict"] = to_string(verdict);
-  j["kind"] = cex ? nlohmann::json(to_string(cex->kind)) : nlohmann::json();
-  j["replay"] = token.empty() ? nlohmann::json() : nlohmann::json(token);
-  if (cex) {
-    j["cause"] = cex->cause;
-    j["details"] = cex->details;
-    if (cex->misuse) j["misuse"] = std::string(to_string(*cex->misuse));
-    j["steps"] = cex->steps;
-    j["timeline"] = cex->timeline;
-    j["counterexample"] = nlohmann::json::parse(counterexample_json(visual_input(program, cex->schedule, "", token)));
-  }
-  return j;
-}
-
-// A progress line on stderr, rewritten in place: only on a terminal, only after a second.
-struct Progress {
-  bool enabled = false;
-  bool shown = false;
-  void line(double seconds, const std::string& text) {
-    if (!enabled || seconds < 1.0) return;
-    fmt::print(stderr, "\r\033[K{}", text);
-    std::fflush(stderr);
-    shown = true;
-  }
-  void clear() {
-    if (shown) fmt::print(stderr, "\r\033[K");
-    shown = false;
-  }
-};
-
-// --html / --trace: files of pictures of one execution.
-struct VisualFiles {
-  std::string html, trace;
-  void add_to(CLI::App* cmd) {
-    cmd->add_option("--html", html, "write the execution as a self-contained HTML timeline");
-    cmd->add_option("--trace", trace, "write the execution as Chrome trace-event JSON (Perfetto, chrome://tracing)");
-  }
-  bool wanted() const { return !html.empty() || !trace.empty(); }
-  // Returns false (after one line on stderr) when a file cannot be written.
-  bool write(Program& program, const std::vector<AgentId>& schedule, const std::string& title,
-             const std::string& token) const {
-    if (!wanted()) return true;
-    VisualInput in = visual_input(program, schedule, title, token);
-    auto put = [](const std::string& path, const std::string& text) {
-      std::ofstream out(path);
-      out << text;
-      if (!out) {
-        fmt::print(stderr, "mbcheck: error: cannot write {}\n", path);
-        return false;
-      }
-      return true;
-    };
-    return (html.empty() || put(html, html_timeline(in))) && (trace.empty() || put(trace, chrome_trace_json(in)));
-  }
-};
-
-}  // namespace
+using namespace mbcheck::sim::cli;
 
 namespace {
-// A count or a seed: digits only, within 64 bits (CLI11 alone turns "-1" into 2^64-1).
-const CLI::Validator kWholeNumber(
-    [](std::string& s) -> std::string {
-      if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos)
-        return "must be a whole number (digits only), got '" + s.substr(0, 40) + "'";
-      if (s.size() == 20 && s > "18446744073709551615") return "must be below 2^64";
-      return {};
-    },
-    "WHOLE");
-// A time limit: a finite number of seconds in [0, 1e9] (0: none).
-const CLI::Validator kSeconds(
-    [](std::string& s) -> std::string {
-      char* end = nullptr;
-      const double v = std::strtod(s.c_str(), &end);
-      if (end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 0 || v > 1e9)
-        return "must be a number of seconds in [0, 1e9], got '" + s.substr(0, 40) + "'";
-      return {};
-    },
-    "SECONDS");
-}  // namespace
-
-// SIGINT/SIGTERM: the first asks the search or campaign to stop and print what it has
-// (exit 3, incomplete); a second one exits at once.
-extern "C" void on_interrupt(int sig) {
-  static volatile std::sig_atomic_t seen = 0;
-  if (seen) _exit(128 + sig);
-  seen = 1;
-  request_stop();
-}
-
-int main(int argc, char** argv) {
-  {
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-  }
+int run_cli(int argc, char** argv) {
   CLI::App app{"mbcheck: a simulator and model checker for GPU mbarrier pipelines"};
+  double memory_limit_gib = 0;
+  app.add_option("--memory-limit", memory_limit_gib,
+                 "address-space limit in GiB (default: 90% of physical memory); beyond it, a clear error")
+      ->check(CLI::Range(0.1, 1e6));
+  app.fallthrough();  // --memory-limit also after the subcommand
   app.set_version_flag("--version", std::string("mbcheck ") + kMbcheckVersion);
   app.require_subcommand(1);
 
@@ -278,6 +130,7 @@ int main(int argc, char** argv) {
     return usage_error(e.what());
   }
 
+  apply_memory_limit(memory_limit_gib);
   try {
     if (*list) {
       for (const auto& p : bundled_protocols()) {
@@ -289,6 +142,10 @@ int main(int argc, char** argv) {
       }
       return kExitOk;
     }
+
+    if ((*check && !check_visuals.check_paths()) || (*run && !run_visuals.check_paths()) ||
+        (*replay && !replay_visuals.check_paths()))
+      return kExitUsage;
 
     if (*check && (strategy_name == "random" || strategy_name == "pct")) {
       const auto given = check_flags.given();
@@ -358,10 +215,9 @@ int main(int argc, char** argv) {
                      what, r.transitions, r.seconds);
         }
       }
-      if (r.counterexample &&
-          !check_visuals.write(*program, r.counterexample->schedule,
-                               fmt::format("{} {}", check_protocol, shape_line(program->options())), token))
-        return kExitUsage;
+      if (r.counterexample)  // a failed write says so on stderr; the exit code stays the bug's
+        (void)check_visuals.write(*program, r.counterexample->schedule,
+                                  fmt::format("{} {}", check_protocol, shape_line(program->options())), token);
       if (!r.counterexample && check_visuals.wanted())
         fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
       return r.verdict == CheckVerdict::bug ? kExitBug : kExitIncomplete;
@@ -442,10 +298,9 @@ int main(int argc, char** argv) {
                      check_opts.shard_count, result.stats.own_executions, result.stats.executions);
         fmt::print("{}", format_report(result, token));
       }
-      if (result.counterexample &&
-          !check_visuals.write(*program, result.counterexample->schedule,
-                               fmt::format("{} {}", check_protocol, shape_line(program->options())), token))
-        return kExitUsage;
+      if (result.counterexample)  // a failed write says so on stderr; the exit code stays the verdict's
+        (void)check_visuals.write(*program, result.counterexample->schedule,
+                                  fmt::format("{} {}", check_protocol, shape_line(program->options())), token);
       if (!result.counterexample && check_visuals.wanted())
         fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
       switch (result.verdict) {
@@ -465,9 +320,10 @@ int main(int argc, char** argv) {
       limits.max_steps = max_steps;
       Outcome out = rt.execute(*program, strategy, limits);
       const int code = report(protocol, *program, out);
+      // A failed write says so on stderr; a bug's exit code stays the verdict's.
       if (!run_visuals.write(*program, out.schedule, fmt::format("{} {} seed={}", protocol, shape_line(program->options()), seed),
                              encode_token({protocol, program->options(), out.schedule})))
-        return kExitUsage;
+        return code == kExitOk ? kExitUsage : code;
       return code;
     }
 
@@ -533,7 +389,7 @@ int main(int argc, char** argv) {
           !replay_visuals.write(*program, token.schedule,
                                 fmt::format("{} {} (replay)", token.protocol, shape_line(program->options())),
                                 encode_token(token)))
-        return kExitUsage;
+        return code == kExitOk ? kExitUsage : code;
       return code;
     }
   } catch (const ShapeError& e) {
@@ -544,4 +400,12 @@ int main(int argc, char** argv) {
     return usage_error(e.what());
   }
   return kExitUsage;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  install_process_handlers();
+  const int code = run_cli(argc, argv);
+  // The result is on stdout: if it could not be written (a full disk, a closed pipe), say so.
+  return flush_stdout() ? code : kExitUsage;
 }

@@ -161,6 +161,17 @@ for sig in INT TERM; do
   fi
 done
 
+# Output: a full stdout is an error (exit 2), output paths are checked before the search, and
+# a memory limit is a clear error, not an abort.
+"$MBCHECK" check readers --n 3 --json >/dev/full 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -q "cannot write the result to stdout" "$tmp/err" && echo "ok:   --json >/dev/full: exit 2, said so" ||
+  { echo "FAIL: --json >/dev/full: exit $rc, $(cat "$tmp/err")"; failures=$((failures + 1)); }
+expect_usage "--html /nonexistent/x.html: cannot write in /nonexistent" check epi-load --mutation tx-overcount --tiles 2 --html /nonexistent/x.html
+expect_usage "--html needs a file name" run epi-load --html ""
+expect_usage "--trace $tmp: is a directory" run epi-load --trace "$tmp"
+expect 2 "out of memory: this shape needs more than the 1.5 GiB limit" -- check epi-load --tile-elems 4 --tiles 2048 --memory-limit 1.5
+
 # A shard killed mid-search (kill -9, holding work) neither hangs the others nor a rerun:
 # its heartbeat stops, the other shard takes over its items, and the rerun finds them done.
 whole_big=$("$MBCHECK" check lastzero --n 12 --jobs 1 | tail -n 1 | sed 's/, [0-9.]* s$//')
