@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -31,6 +32,8 @@
 using namespace mbcheck::sim;
 
 constexpr const char* kMbcheckVersion = MBCHECK_VERSION;
+// Steps one execution may take, for every command (check, fuzzing and run alike).
+constexpr std::uint64_t kDefaultMaxSteps = 10'000'000;
 
 using namespace mbcheck::sim::cli;
 
@@ -61,18 +64,18 @@ int run_cli(int argc, char** argv) {
   FuzzOptions fuzz_opts;
   fuzz_opts.jobs = std::max(1u, std::thread::hardware_concurrency());
   bool keep_original = false, no_shrink = false;
-  check->add_option("--runs", fuzz_opts.runs, "random/pct: runs (0: until --time-limit)")
+  auto* runs_opt = check->add_option("--runs", fuzz_opts.runs, "random/pct: runs (0: until --time-limit)")
       ->check(kWholeNumber)
       ->capture_default_str();
-  check->add_option("--seed", fuzz_opts.seed, "random/pct: base seed; run i uses a seed derived from (seed, i)")
+  auto* fuzz_seed_opt = check->add_option("--seed", fuzz_opts.seed, "random/pct: base seed; run i uses a seed derived from (seed, i)")
       ->check(kWholeNumber)
       ->capture_default_str();
-  check->add_option("--depth", fuzz_opts.depth, "pct: the bug depth d")->check(CLI::Range(1, 64))->capture_default_str();
+  auto* depth_opt = check->add_option("--depth", fuzz_opts.depth, "pct: the bug depth d")->check(CLI::Range(1, 64))->capture_default_str();
   check->add_option("--jobs", fuzz_opts.jobs,
                     "worker threads (default: all cores); the result is the same as with one")
       ->check(CLI::Range(1, 1024));
-  check->add_flag("--keep-original", keep_original, "random/pct: also print the unshrunk counterexample");
-  check->add_flag("--no-shrink", no_shrink, "random/pct: print the failing run's own schedule");
+  auto* keep_opt = check->add_flag("--keep-original", keep_original, "random/pct: also print the unshrunk counterexample");
+  auto* no_shrink_opt = check->add_flag("--no-shrink", no_shrink, "random/pct: print the failing run's own schedule");
   bool quiet = false;
   check->add_flag("--quiet", quiet, "no progress line on stderr");
   std::string shard_spec, shard_dir;
@@ -81,14 +84,16 @@ int run_cli(int argc, char** argv) {
                                       "--shard-dir with the other shards");
   check->add_option("--shard-dir", shard_dir, "a directory all shards see, empty at the start")->needs(shard_opt);
   shard_opt->needs("--shard-dir");
-  check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
+  auto* preemptions_opt = check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  check->add_option("--max-executions", check_opts.max_executions, "stop after this many executions (0: no limit)")
+  auto* max_exec_opt = check->add_option("--max-executions", check_opts.max_executions, "stop after this many executions (0: no limit)")
       ->check(kWholeNumber);
   check->add_option("--time-limit", check_opts.time_limit_s, "stop after this many seconds (0: no limit)")
       ->check(kSeconds);
-  check->add_option("--max-steps", check_opts.max_steps, "steps per execution before it counts as a step-limit bug")
+  check_opts.max_steps = kDefaultMaxSteps;
+  check->add_option("--max-steps", check_opts.max_steps,
+                    "steps per execution before it counts as a step-limit bug (0: no limit)")
       ->check(kWholeNumber)
       ->capture_default_str();
   check->add_flag("--json", json, "print one JSON object instead of text");
@@ -99,10 +104,10 @@ int run_cli(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run one execution of a protocol under a seeded random schedule");
   std::string protocol;
   std::uint64_t seed = 1;
-  std::uint64_t max_steps = 10'000'000;
+  std::uint64_t max_steps = kDefaultMaxSteps;
   run->add_option("protocol", protocol, "a bundled protocol (see `mbcheck list`)")->required();
   run->add_option("--seed", seed, "seed of the random schedule")->check(kWholeNumber)->capture_default_str();
-  run->add_option("--max-steps", max_steps, "give up after this many steps")->check(kWholeNumber)->capture_default_str();
+  run->add_option("--max-steps", max_steps, "give up after this many steps (0: no limit)")->check(kWholeNumber)->capture_default_str();
   ShapeFlags run_flags;
   run_flags.add_to(run);
   VisualFiles run_visuals;
@@ -127,8 +132,34 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
+      return usage_error(fmt::format("unknown subcommand '{}': one of list, check, run, replay, merge", argv[1]));
     return usage_error(e.what());
   }
+  // A flag that does not apply to what was asked is an error, never silently ignored.
+  if (*check) {
+    const bool fuzzing = strategy_name == "random" || strategy_name == "pct";
+    auto misplaced = [&](CLI::Option* opt, bool applies, const char* where) {
+      return opt->count() > 0 && !applies
+                 ? usage_error(fmt::format("{} applies only to {} (this is --strategy {})", opt->get_name(), where,
+                                           strategy_name))
+                 : 0;
+    };
+    for (int code : {misplaced(runs_opt, fuzzing, "--strategy random or pct"),
+                     misplaced(fuzz_seed_opt, fuzzing, "--strategy random or pct"),
+                     misplaced(keep_opt, fuzzing, "--strategy random or pct"),
+                     misplaced(no_shrink_opt, fuzzing, "--strategy random or pct"),
+                     misplaced(depth_opt, strategy_name == "pct", "--strategy pct"),
+                     misplaced(preemptions_opt, strategy_name == "bounded", "--strategy bounded"),
+                     misplaced(max_exec_opt, !fuzzing, "--strategy dpor or bounded (fuzzing counts --runs)"),
+                     misplaced(shard_opt, !fuzzing, "--strategy dpor or bounded")})
+      if (code) return code;
+    if (shard_opt->count() > 0 && max_exec_opt->count() > 0)
+      return usage_error("--shard and --max-executions do not combine: a shard's count of executions depends on "
+                         "what the other shards did (use --time-limit)");
+    if (check_opts.max_steps == 0) check_opts.max_steps = std::numeric_limits<std::uint64_t>::max();
+  }
+  if (*run && max_steps == 0) max_steps = std::numeric_limits<std::uint64_t>::max();
 
   apply_memory_limit(memory_limit_gib);
   try {

@@ -172,6 +172,17 @@ expect_usage "--html needs a file name" run epi-load --html ""
 expect_usage "--trace $tmp: is a directory" run epi-load --trace "$tmp"
 expect 2 "out of memory: this shape needs more than the 1.5 GiB limit" -- check epi-load --tile-elems 4 --tiles 2048 --memory-limit 1.5
 
+# Flags that do not apply are errors, not silently ignored; an unknown subcommand lists the
+# valid ones; --max-steps 0 means no limit, as everywhere else.
+expect_usage "unknown subcommand 'frobnicate': one of list, check, run, replay, merge" frobnicate
+expect_usage "--preemptions applies only to --strategy bounded" check readers --preemptions 3
+expect_usage "--depth applies only to --strategy pct" check readers --strategy random --runs 3 --depth 2
+expect_usage "--runs applies only to --strategy random or pct" check readers --runs 5
+expect_usage "--shard applies only to --strategy dpor or bounded" check readers --strategy random --runs 2 --shard 1/2 --shard-dir "$tmp/fz"
+expect_usage "--shard and --max-executions do not combine" check readers --shard 1/2 --shard-dir "$tmp/fz" --max-executions 3
+expect 0 "verdict: ok" -- run epi-load --max-steps 0
+expect 0 "verified: " -- check readers --n 2 --max-steps 0
+
 # A shard killed mid-search (kill -9, holding work) neither hangs the others nor a rerun:
 # its heartbeat stops, the other shard takes over its items, and the rerun finds them done.
 whole_big=$("$MBCHECK" check lastzero --n 12 --jobs 1 | tail -n 1 | sed 's/, [0-9.]* s$//')
