@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -36,6 +38,47 @@ constexpr const char* kMbcheckVersion = MBCHECK_VERSION;
 constexpr std::uint64_t kDefaultMaxSteps = 10'000'000;
 
 using namespace mbcheck::sim::cli;
+
+namespace {
+// --shard auto (or auto/N): the batch scheduler's own variables. Slurm array jobs:
+// SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, or with _MIN/_MAX; Kubernetes Indexed Jobs:
+// JOB_COMPLETION_INDEX (0-based) with the count from auto/N or MBCHECK_SHARD_COUNT. Returns
+// "i/n", or "" with `why` set.
+std::string resolve_shard_spec(const std::string& spec, std::string* why) {
+  if (spec != "auto" && spec.rfind("auto/", 0) != 0) return spec;
+  auto env = [](const char* name) -> std::optional<long long> {
+    const char* v = std::getenv(name);
+    if (!v || !*v || std::string(v).find_first_not_of("0123456789") != std::string::npos || std::strlen(v) > 9)
+      return std::nullopt;
+    return std::stoll(v);
+  };
+  if (auto id = env("SLURM_ARRAY_TASK_ID")) {
+    const auto lo = env("SLURM_ARRAY_TASK_MIN"), hi = env("SLURM_ARRAY_TASK_MAX");
+    const auto count = env("SLURM_ARRAY_TASK_COUNT");
+    const long long first = lo ? *lo : 0;
+    const long long n = count ? *count : (lo && hi ? *hi - *lo + 1 : 0);
+    if (n <= 0 || *id < first) {
+      *why = "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT (or _MIN and _MAX) is missing or wrong";
+      return "";
+    }
+    return fmt::format("{}/{}", *id - first + 1, n);
+  }
+  if (auto index = env("JOB_COMPLETION_INDEX")) {
+    std::optional<long long> n = env("MBCHECK_SHARD_COUNT");
+    if (spec.size() > 5) {
+      const std::string count = spec.substr(5);
+      if (count.find_first_not_of("0123456789") == std::string::npos && count.size() <= 6) n = std::stoll(count);
+    }
+    if (!n) {
+      *why = "JOB_COMPLETION_INDEX is set: give the count as --shard auto/N or in MBCHECK_SHARD_COUNT";
+      return "";
+    }
+    return fmt::format("{}/{}", *index + 1, *n);
+  }
+  *why = "auto needs a batch scheduler's array index (SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)";
+  return "";
+}
+}  // namespace
 
 namespace {
 int run_cli(int argc, char** argv) {
@@ -81,7 +124,8 @@ int run_cli(int argc, char** argv) {
   std::string shard_spec, shard_dir;
   auto* shard_opt = check->add_option("--shard", shard_spec,
                                       "dpor/bounded: run as shard i of n (i/n, 1-based), sharing the work through "
-                                      "--shard-dir with the other shards");
+                                      "--shard-dir with the other shards; auto: from Slurm's or Kubernetes' "
+                                      "array index");
   check->add_option("--shard-dir", shard_dir, "a directory all shards see, empty at the start")->needs(shard_opt);
   shard_opt->needs("--shard-dir");
   auto* preemptions_opt = check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
@@ -262,13 +306,17 @@ int run_cli(int argc, char** argv) {
       check_opts.jobs = fuzz_opts.jobs;
       check_opts.make_program = [&] { return std::unique_ptr<Program>(make_protocol(check_protocol, given)); };
       if (!shard_spec.empty()) {
+        std::string why;
+        const std::string spec = resolve_shard_spec(shard_spec, &why);
+        if (spec.empty()) return usage_error(fmt::format("--shard {}: {}", shard_spec, why));
         // Digits only: no sign, no spaces, no wrap-around.
         static const std::regex kShardSpec("([0-9]{1,6})/([0-9]{1,6})");
         std::smatch m;
         unsigned i = 0, n = 0;
-        if (std::regex_match(shard_spec, m, kShardSpec)) i = std::stoul(m[1]), n = std::stoul(m[2]);
+        if (std::regex_match(spec, m, kShardSpec)) i = std::stoul(m[1]), n = std::stoul(m[2]);
         if (n < 1 || i < 1 || i > n || n > 100000)
-          return usage_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n <= 100000", shard_spec));
+          return usage_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n <= 100000{}", shard_spec,
+                                         spec != shard_spec ? fmt::format(" (from the environment: {})", spec) : ""));
         check_opts.shard_index = i - 1;
         check_opts.shard_count = n;
         check_opts.shard_dir = shard_dir;

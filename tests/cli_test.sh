@@ -183,6 +183,20 @@ expect_usage "--shard and --max-executions do not combine" check readers --shard
 expect 0 "verdict: ok" -- run epi-load --max-steps 0
 expect 0 "verified: " -- check readers --n 2 --max-steps 0
 
+# --shard auto: a Slurm array job (tasks 3 and 4) or a Kubernetes Indexed Job needs no wrapper.
+for t in 3 4; do
+  SLURM_ARRAY_TASK_ID=$t SLURM_ARRAY_TASK_MIN=3 SLURM_ARRAY_TASK_MAX=4 "$MBCHECK" check lastzero --n 7 --shard auto \
+    --shard-dir "$tmp/slurm" --json >"$tmp/slurm$t.json" &
+done
+wait
+expect 0 "merged 2 shard results" -- merge "$tmp/slurm3.json" "$tmp/slurm4.json"
+merged=$(tail -n 1 "$tmp/out")
+[ "$merged" = "$whole" ] && echo "ok:   a Slurm array job's shards merge to: $merged" ||
+  { echo "FAIL: Slurm shards merged to '$merged', the whole search gave '$whole'"; failures=$((failures + 1)); }
+JOB_COMPLETION_INDEX=1 expect 0 "shard 2/3" -- check lastzero --n 5 --shard auto/3 --shard-dir "$tmp/k8s"
+expect_usage "auto needs a batch scheduler's array index" check lastzero --shard auto --shard-dir "$tmp/k8s2"
+JOB_COMPLETION_INDEX=0 expect_usage "give the count as --shard auto/N" check lastzero --shard auto --shard-dir "$tmp/k8s2"
+
 # A shard killed mid-search (kill -9, holding work) neither hangs the others nor a rerun:
 # its heartbeat stops, the other shard takes over its items, and the rerun finds them done.
 whole_big=$("$MBCHECK" check lastzero --n 12 --jobs 1 | tail -n 1 | sed 's/, [0-9.]* s$//')
