@@ -213,7 +213,11 @@ bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_
     have[i] = true;
     return true;
   };
-  for (std::size_t i = index_; i < n; i += count_) {
+  // Item i of wave w belongs to shard (i + w) mod n: the first item of a wave (often the
+  // largest subtree) goes round the shards.
+  auto owner = [&](std::size_t i) { return static_cast<unsigned>((i + wave) % count_); };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (owner(i) != index_) continue;
     if (stop()) return false;
     if (load(wave, i, results[i]))
       have[i] = true;
@@ -225,10 +229,10 @@ bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_
       if (stop()) return false;
       if (load(wave, i, results[i])) {
         have[i] = true;
-      } else if (!owner_alive(static_cast<unsigned>(i % count_))) {
+      } else if (!owner_alive(owner(i))) {
         if (!do_item(i)) return false;  // its owner is gone: do it here
       } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
       }
     }
   return true;

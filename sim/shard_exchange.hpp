@@ -1,7 +1,7 @@
 // Sharded exhaustive search: shard processes (a batch scheduler's array job) share the
 // subtrees of each wave through result files in one directory.
 //
-// No locks: item i of a wave belongs to shard i mod n, which computes it and publishes the
+// No locks: item i of wave w belongs to shard (i + w) mod n, which computes it and publishes the
 // result atomically (temporary file, fsync, rename). A shard that needs an item waits for
 // its file while the owner is alive, and computes it itself once the owner is gone: every
 // shard touches a heartbeat file twice a second, and an owner whose heartbeat has not
