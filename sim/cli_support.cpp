@@ -29,7 +29,7 @@ std::string shape_line(const std::map<std::string, std::string>& options) {
 }
 
 // Prints one execution's result; returns the exit code.
-int report(const std::string& protocol, BundledProgram& program, const Outcome& out) {
+int report(const std::string& protocol, BundledProgram& program, const Outcome& out, bool print_token_always) {
   if (out.verdict == Verdict::completed) {
     fmt::print("verdict: ok: {}\n", program.result_summary());
   } else {
@@ -38,7 +38,9 @@ int report(const std::string& protocol, BundledProgram& program, const Outcome& 
     for (const auto& d : out.details) fmt::print("         {}\n", d);
   }
   fmt::print("steps:   {}\n", out.steps);
-  fmt::print("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
+  // A correct execution's token is only useful on request (it runs to kilobytes).
+  if (out.verdict != Verdict::completed || print_token_always)
+    fmt::print("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
   return out.verdict == Verdict::completed ? kExitOk : kExitBug;
 }
 

@@ -51,8 +51,9 @@ struct ShapeFlags {
 
 std::string shape_line(const std::map<std::string, std::string>& options);
 
-// Prints one execution's result; returns the exit code.
-int report(const std::string& protocol, BundledProgram& program, const Outcome& out);
+// Prints one execution's result (the replay token of a correct one only if asked); returns
+// the exit code.
+int report(const std::string& protocol, BundledProgram& program, const Outcome& out, bool print_token_always = false);
 
 // The fields --json shares between every strategy: what was checked, the verdict, and the
 // counterexample (schema in README "Pictures and JSON").

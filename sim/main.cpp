@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -92,6 +93,8 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
 
   auto* list = app.add_subcommand("list", "list the bundled protocols, their shape flags and mutations");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "print one JSON array instead of text");
 
   auto* check = app.add_subcommand("check", "explore every distinct schedule of a protocol (or a bounded part)");
   std::string check_protocol, strategy_name = "dpor";
@@ -150,6 +153,8 @@ int run_cli(int argc, char** argv) {
   std::uint64_t seed = 1;
   std::uint64_t max_steps = kDefaultMaxSteps;
   run->add_option("protocol", protocol, "a bundled protocol (see `mbcheck list`)")->required();
+  bool run_token = false;
+  run->add_flag("--token", run_token, "print the replay token also when the execution is correct");
   run->add_option("--seed", seed, "seed of the random schedule")->check(kWholeNumber)->capture_default_str();
   run->add_option("--max-steps", max_steps, "give up after this many steps (0: no limit)")->check(kWholeNumber)->capture_default_str();
   ShapeFlags run_flags;
@@ -164,10 +169,14 @@ int run_cli(int argc, char** argv) {
   token_opt->excludes(file_opt);
   VisualFiles replay_visuals;
   replay_visuals.add_to(replay);
+  bool replay_json = false;
+  replay->add_flag("--json", replay_json, "print one JSON object (the verdict and every step) instead of text");
 
   auto* merge = app.add_subcommand("merge", "combine the --json results of the shards of one search into one verdict");
   std::vector<std::string> merge_files;
   merge->add_option("results", merge_files, "one `check --shard ... --json` output file per shard")->required();
+  bool merge_json = false;
+  merge->add_flag("--json", merge_json, "print one JSON object instead of text");
 
   try {
     app.parse(argc, argv);
@@ -207,6 +216,16 @@ int run_cli(int argc, char** argv) {
 
   apply_memory_limit(memory_limit_gib);
   try {
+    if (*list && list_json) {
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& p : bundled_protocols()) {
+        nlohmann::json options = nlohmann::json::array();
+        for (const auto& o : p.options) options.push_back({{"name", o.name}, {"default", o.default_value}, {"help", o.help}});
+        all.push_back({{"name", p.name}, {"summary", p.summary}, {"options", options}, {"mutations", p.mutations}});
+      }
+      fmt::print("{}\n", all.dump(2));
+      return kExitOk;
+    }
     if (*list) {
       for (const auto& p : bundled_protocols()) {
         fmt::print("{}\n  {}\n  shape flags:\n", p.name, p.summary);
@@ -398,7 +417,7 @@ int run_cli(int argc, char** argv) {
       RunLimits limits;
       limits.max_steps = max_steps;
       Outcome out = rt.execute(*program, strategy, limits);
-      const int code = report(protocol, *program, out);
+      const int code = report(protocol, *program, out, run_token);
       // A failed write says so on stderr; a bug's exit code stays the verdict's.
       if (!run_visuals.write(*program, out.schedule, fmt::format("{} {} seed={}", protocol, shape_line(program->options()), seed),
                              encode_token({protocol, program->options(), out.schedule})))
@@ -421,6 +440,18 @@ int run_cli(int argc, char** argv) {
         }
       }
       const MergedResult m = merge_shard_results(inputs);
+      const int merged_code = m.verdict == "verified" ? kExitOk : m.verdict == "bug" ? kExitBug : kExitIncomplete;
+      if (merge_json) {
+        nlohmann::json j = {{"protocol", m.protocol},       {"options", inputs.front().json.at("options")},
+                            {"strategy", inputs.front().json.at("strategy")},
+                            {"verdict", m.verdict},         {"kind", m.kind.empty() ? nlohmann::json() : nlohmann::json(m.kind)},
+                            {"replay", m.replay.empty() ? nlohmann::json() : nlohmann::json(m.replay)},
+                            {"executions", m.executions},   {"transitions", m.transitions},
+                            {"blocked", m.blocked},         {"redundant", m.redundant},
+                            {"shards", inputs.size()},      {"own_executions_total", m.own_total}};
+        fmt::print("{}\n", j.dump(2));
+        return merged_code;
+      }
       fmt::print("merged {} shard results of mbcheck check {}: executions run by each: {} ({} in all; the stretches "
                  "between waves run in every shard)\n",
                  inputs.size(), m.protocol, m.shares, m.own_total);
@@ -436,11 +467,15 @@ int run_cli(int argc, char** argv) {
       if (token_opt->count() == 0 && file_opt->count() == 0)
         return usage_error("replay needs a TOKEN or --replay-file FILE");
       if (file_opt->count() > 0) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(token_file, ec))
+          return usage_error(fmt::format("--replay-file {}: not a file", token_file));
         std::ifstream in(token_file);
         if (!in) return usage_error(fmt::format("cannot read --replay-file {}", token_file));
         std::stringstream ss;
         ss << in.rdbuf();
         token_text = ss.str();
+        while (!token_text.empty() && std::isspace(static_cast<unsigned char>(token_text.back()))) token_text.pop_back();
       }
       ReplayToken token;
       try {
@@ -449,21 +484,47 @@ int run_cli(int argc, char** argv) {
         return usage_error(fmt::format("malformed replay token: {}", e.what()));
       }
       auto program = make_protocol(token.protocol, token.options);
-      fmt::print("mbcheck replay {}  {}  ({} steps recorded)\n", token.protocol, shape_line(program->options()),
-                 token.schedule.size());
+      if (!replay_json)
+        fmt::print("mbcheck replay {}  {}  ({} steps recorded)\n", token.protocol, shape_line(program->options()),
+                   token.schedule.size());
       Runtime rt;
       ReplayStrategy strategy(token.schedule);
       RunLimits limits;
       limits.max_steps = token.schedule.size() + 1;
       limits.record_trace = true;
       Outcome out = rt.execute(*program, strategy, limits);
-      for (const auto& t : rt.trace()) fmt::print("#{:<5} {}: {}\n", t.step, t.who, t.what);
-      if (out.verdict != Verdict::diverged && !strategy.finished()) {
+      if (!replay_json)
+        for (const auto& t : rt.trace()) fmt::print("#{:<5} {}: {}\n", t.step, t.who, t.what);
+      // A schedule that names an agent the protocol does not have (the search's own "pruned"
+      // stop included), or that the execution does not follow, does not fit the protocol.
+      if (out.verdict == Verdict::pruned || (out.verdict != Verdict::diverged && !strategy.finished())) {
         out.verdict = Verdict::diverged;
         out.message = fmt::format("the execution ended after {} steps but the token records {}", out.steps,
                                   token.schedule.size());
       }
-      const int code = report(token.protocol, *program, out);
+      if (out.verdict == Verdict::diverged)
+        return usage_error(fmt::format("the token does not fit {} {}: {} (a token of another shape or protocol, or "
+                                       "protocol code that does not repeat itself)",
+                                       token.protocol, shape_line(program->options()), out.message));
+      if (replay_json) {
+        nlohmann::json j = {{"protocol", token.protocol},
+                            {"options", program->options()},
+                            {"verdict", out.verdict == Verdict::completed ? "ok" : "bug"},
+                            {"kind", out.verdict == Verdict::completed ? nlohmann::json() : nlohmann::json(to_string(out.verdict))},
+                            {"cause", out.message},
+                            {"details", out.details},
+                            {"steps", out.steps},
+                            {"replay", encode_token(token)}};
+        j["counterexample"] = nlohmann::json::parse(counterexample_json(
+            visual_input(*program, token.schedule, fmt::format("{} {} (replay)", token.protocol, shape_line(program->options())),
+                         encode_token(token))));
+        fmt::print("{}\n", j.dump(2));
+        (void)replay_visuals.write(*program, token.schedule,
+                                   fmt::format("{} {} (replay)", token.protocol, shape_line(program->options())),
+                                   encode_token(token));
+        return out.verdict == Verdict::completed ? kExitOk : kExitBug;
+      }
+      const int code = report(token.protocol, *program, out, true);
       if (out.verdict != Verdict::diverged &&
           !replay_visuals.write(*program, token.schedule,
                                 fmt::format("{} {} (replay)", token.protocol, shape_line(program->options())),

@@ -54,7 +54,8 @@ expect_usage "--bogus-flag" run epi-load --bogus-flag 3
 expect_usage "--tiles x: not a whole number" run epi-load --tiles x
 expect_usage "malformed replay token: a replay token starts with 'mb1:'" replay garbage
 expect_usage "malformed replay token: the schedule part is truncated" replay "mb1:epi-load:tiles=2:gA"
-expect_usage "cannot read --replay-file" replay --replay-file "$tmp/missing"
+expect_usage "--replay-file $tmp/missing: not a file" replay --replay-file "$tmp/missing"
+expect_usage "--replay-file /etc: not a file" replay --replay-file /etc
 expect_usage "replay needs a TOKEN or --replay-file FILE" replay
 
 # The token printed by run replays the same execution, step by step.
@@ -76,7 +77,23 @@ expect 1 "verdict: bug: deadlock" -- replay --replay-file "$tmp/token.txt"
 
 # A token for another shape does not replay silently: the divergence is reported.
 wrong=$(printf "%s" "$token" | sed "s/threads-per-warp=32/threads-per-warp=16/")
-expect 1 "verdict: bug: diverged" -- replay "$wrong"
+expect 2 "the token does not fit" -- replay "$wrong"
+# An agent the protocol does not have (the search's internal stop among them) does not fit either.
+expect 2 "the token does not fit readers n=2" -- replay 'mb1:readers:n=2:_v___w8B'
+# --json for replay (the steps in check's counterexample schema), list and merge; a correct
+# run prints no token unless asked.
+"$MBCHECK" replay "$token" --json >"$tmp/rj.json"
+python3 - "$tmp/rj.json" <<'PY' && echo "ok:   replay --json has the verdict and every step" || failures=$((failures + 1))
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["verdict"] == "bug" and j["kind"] == "deadlock", j["verdict"]
+assert len(j["counterexample"]["steps"]) == j["steps"], (len(j["counterexample"]["steps"]), j["steps"])
+PY
+"$MBCHECK" list --json | python3 -c "import json,sys; a=json.load(sys.stdin); assert any(p['name']=='tma-pipeline' for p in a)" &&
+  echo "ok:   list --json names the protocols" || { echo "FAIL: list --json"; failures=$((failures + 1)); }
+"$MBCHECK" run epi-load --seed 7 >"$tmp/out" 2>&1
+grep -q "^replay:" "$tmp/out" && { echo "FAIL: a correct run printed its token"; failures=$((failures + 1)); } || echo "ok:   a correct run prints no token"
+expect 0 "replay:  mb1:epi-load" -- run epi-load --seed 7 --token
 
 # check: exhaustive search, verdict line last, exit 0 verified / 1 bug / 3 incomplete.
 expect 0 "verified: 1 executions" -- check epi-load --stages 2 --tiles 4
@@ -121,6 +138,10 @@ whole=$("$MBCHECK" check lastzero --n 7 | tail -n 1 | sed 's/, [0-9.]* s$//')
 for i in 1 2 3; do "$MBCHECK" check lastzero --n 7 --shard $i/3 --shard-dir "$tmp/shards" --json >"$tmp/shard$i.json" & done
 wait
 expect 0 "merged 3 shard results" -- merge "$tmp/shard1.json" "$tmp/shard2.json" "$tmp/shard3.json"
+"$MBCHECK" merge --json "$tmp/shard1.json" "$tmp/shard2.json" "$tmp/shard3.json" |
+  python3 -c "import json,sys; j=json.load(sys.stdin); assert j['verdict']=='verified' and j['shards']==3" &&
+  echo "ok:   merge --json" || { echo "FAIL: merge --json"; failures=$((failures + 1)); }
+"$MBCHECK" merge "$tmp/shard1.json" "$tmp/shard2.json" "$tmp/shard3.json" >"$tmp/out"
 merged=$(tail -n 1 "$tmp/out")
 [ "$merged" = "$whole" ] && echo "ok:   3 concurrent shards merge to: $merged" ||
   { echo "FAIL: shards merged to '$merged', the whole search gave '$whole'"; failures=$((failures + 1)); }
