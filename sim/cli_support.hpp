@@ -30,14 +30,14 @@ int usage_error(const std::string& message);
 extern const CLI::Validator kWholeNumber;  // a count or a seed: digits only, below 2^64
 extern const CLI::Validator kSeconds;      // a finite number of seconds in [0, 1e9]
 
-// Every shape flag of every bundled protocol, on one subcommand; the protocol rejects those
-// it does not have.
+// Every shape flag of every protocol, on one subcommand; the protocol rejects those it does
+// not have.
 struct ShapeFlags {
   std::map<std::string, std::string> values;
   std::map<std::string, CLI::Option*> options;
-  void add_to(CLI::App* cmd) {
+  void add_to(CLI::App* cmd, const std::vector<ProtocolInfo>& protocols) {
     std::set<std::string> names;
-    for (const auto& p : bundled_protocols())
+    for (const auto& p : protocols)
       for (const auto& o : p.options) names.insert(o.name);
     for (const auto& name : names) options[name] = cmd->add_option("--" + name, values[name], "shape flag (see list)");
   }
