@@ -199,6 +199,23 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   bool replay_json = false;
   replay->add_flag("--json", replay_json, "print one JSON object (the verdict and every step) instead of text");
 
+  std::size_t stack_size = default_stack_bytes();
+  const CLI::Validator kStackSize(
+      [](std::string& v) -> std::string {
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+          return "must be a number of bytes, got '" + v.substr(0, 40) + "'";
+        if (v.size() > 9) return "must be at most 16 MiB (16777216)";
+        const auto err = stack_size_error(std::stoull(v));
+        return err ? *err : std::string();
+      },
+      "BYTES");
+  for (CLI::App* cmd : {check, run, replay})
+    cmd->add_option("--stack-size", stack_size,
+                    "fiber stack bytes per simulated thread (a multiple of the page size, 16 KiB to 16 MiB); "
+                    "overflowing it is reported as a stack overflow")
+        ->check(kStackSize)
+        ->capture_default_str();
+
   auto* merge = app.add_subcommand("merge", "combine the --json results of the shards of one search into one verdict");
   std::vector<std::string> merge_files;
   merge->add_option("results", merge_files, "one `check --shard ... --json` output file per shard")->required();
@@ -241,6 +258,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   }
   if (*run && max_steps == 0) max_steps = std::numeric_limits<std::uint64_t>::max();
 
+  set_default_stack_bytes(stack_size);
   apply_memory_limit(memory_limit_gib);
   try {
     if (*list && list_json) {
@@ -564,6 +582,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   } catch (const ShardError& e) {
     return usage_error(e.what());
   } catch (const MergeError& e) {
+    return usage_error(e.what());
+  } catch (const ProgramError& e) {
     return usage_error(e.what());
   }
   return kExitUsage;

@@ -5,12 +5,14 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/dpor.hpp"
@@ -108,9 +110,12 @@ class WavePool {
       ++generation_;
     }
     wake_.notify_all();
-    for (std::size_t i; (i = next_.fetch_add(1)) < n;) fn(own_program, own_runtime, i);
+    guarded([&](std::size_t i) { fn(own_program, own_runtime, i); }, n);
     std::unique_lock lock(mu_);
     done_.wait(lock, [&] { return busy_ == 0; });
+    // An exception in any worker (Program::reset() throwing, say) ends the wave and reaches
+    // the caller once every worker has stopped.
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
  private:
@@ -128,12 +133,27 @@ class WavePool {
         fn = fn_;
         n = n_;
       }
-      for (std::size_t i; (i = next_.fetch_add(1)) < n;) (*fn)(program, rt, i);
+      guarded([&](std::size_t i) { (*fn)(program, rt, i); }, n);
       std::lock_guard lock(mu_);
       if (--busy_ == 0) done_.notify_one();
     }
   }
 
+  // Runs the items it takes until none is left; the first exception stops the others.
+  template <class F>
+  void guarded(F&& item, std::size_t n) {
+    for (std::size_t i; (i = next_.fetch_add(1)) < n;) {
+      try {
+        item(i);
+      } catch (...) {
+        std::lock_guard lock(mu_);
+        if (!error_) error_ = std::current_exception();
+        next_ = n;
+      }
+    }
+  }
+
+  std::exception_ptr error_;
   std::vector<std::unique_ptr<Program>> programs_;
   std::vector<std::thread> threads_;
   std::mutex mu_;

@@ -1,9 +1,12 @@
 #include "sim/fuzz.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -137,6 +140,12 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
   std::mutex mu;
   std::map<std::uint64_t, Outcome> bugs;
   std::atomic<unsigned> active{0};
+  // A Program that cannot run (its reset() threw: ProgramError) ends the campaign: every
+  // worker stops, and fuzz() rethrows the error of the lowest run index that had one (an
+  // exception escaping a worker thread would std::terminate the process).
+  std::atomic<bool> failed{false};
+  std::uint64_t error_run = ~std::uint64_t{0};
+  std::exception_ptr error;
   auto worker = [&](Program* program) {
     struct Active {
       std::atomic<unsigned>& n;
@@ -147,6 +156,7 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
     RunLimits limits;
     limits.max_steps = options.max_steps;
     for (;;) {
+      if (failed.load()) break;
       const std::uint64_t i = next.fetch_add(1);
       if (options.runs && i >= options.runs) break;
       if (i > first_bug.load()) break;  // a lower-index bug exists: later runs cannot matter
@@ -155,12 +165,22 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
         break;
       const std::uint64_t seed = run_seed(options.seed, i);
       Outcome out;
-      if (options.kind == FuzzKind::pct) {
-        PctStrategy s(seed, options.depth, result.steps_estimate);
-        out = rt.execute(*program, s, limits);
-      } else {
-        RandomStrategy s(seed);
-        out = rt.execute(*program, s, limits);
+      try {
+        if (options.kind == FuzzKind::pct) {
+          PctStrategy s(seed, options.depth, result.steps_estimate);
+          out = rt.execute(*program, s, limits);
+        } else {
+          RandomStrategy s(seed);
+          out = rt.execute(*program, s, limits);
+        }
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (i < error_run) {
+          error_run = i;
+          error = std::current_exception();
+        }
+        failed = true;
+        break;
       }
       runs.fetch_add(1);
       transitions.fetch_add(out.steps);
@@ -197,6 +217,13 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
     worker(main_program.get());
   }
   for (auto& t : threads) t.join();
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const ProgramError& e) {
+      throw ProgramError(fmt::format("fuzz run {} (seed {}): {}", error_run, run_seed(options.seed, error_run), e.what()));
+    }
+  }
 
   result.runs = runs.load();
   result.transitions = transitions.load();

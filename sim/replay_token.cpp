@@ -9,30 +9,6 @@ namespace mbcheck::sim {
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-std::string base64url(const std::string& bytes) {
-  std::string out;
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char b : bytes) {
-    acc = (acc << 8) | b;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(acc >> bits) & 63]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(acc << (6 - bits)) & 63]);
-  return out;
-}
-
 std::string unbase64url(const std::string& text) {
   std::string out;
   std::uint32_t acc = 0;
@@ -51,16 +27,46 @@ std::string unbase64url(const std::string& text) {
 }
 }  // namespace
 
-std::string encode_schedule(const std::vector<AgentId>& schedule) {
-  std::string bytes;
-  for (std::size_t i = 0; i < schedule.size();) {
+std::size_t encode_schedule_to(const AgentId* schedule, std::size_t n, char* out, std::size_t cap) noexcept {
+  // The same bytes as put_varint + base64url, streamed through a bit accumulator so that
+  // nothing is allocated (the crash reporter calls this from a signal handler).
+  std::size_t len = 0;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  auto emit = [&](char c) {
+    if (len < cap) out[len] = c;
+    ++len;
+  };
+  auto byte = [&](unsigned char b) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      emit(kAlphabet[(acc >> bits) & 63]);
+    }
+  };
+  auto varint = [&](std::uint64_t v) {
+    while (v >= 0x80) {
+      byte(static_cast<unsigned char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    byte(static_cast<unsigned char>(v));
+  };
+  for (std::size_t i = 0; i < n;) {
     std::size_t j = i;
-    while (j < schedule.size() && schedule[j] == schedule[i]) ++j;
-    put_varint(bytes, schedule[i]);
-    put_varint(bytes, j - i);
+    while (j < n && schedule[j] == schedule[i]) ++j;
+    varint(schedule[i]);
+    varint(j - i);
     i = j;
   }
-  return base64url(bytes);
+  if (bits > 0) emit(kAlphabet[(acc << (6 - bits)) & 63]);
+  return len;
+}
+
+std::string encode_schedule(const std::vector<AgentId>& schedule) {
+  std::string out(encode_schedule_to(schedule.data(), schedule.size(), nullptr, 0), '\0');
+  encode_schedule_to(schedule.data(), schedule.size(), out.data(), out.size());
+  return out;
 }
 
 std::vector<AgentId> decode_schedule(const std::string& text) {

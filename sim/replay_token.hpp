@@ -29,6 +29,10 @@ std::string encode_token(const ReplayToken& token);
 ReplayToken decode_token(const std::string& text);  // throws TokenError saying what is wrong
 
 std::string encode_schedule(const std::vector<AgentId>& schedule);
+// The same text without allocating (async-signal-safe), snprintf-style: writes at most `cap`
+// chars of the encoding of schedule[0, n) to `out` and returns its full length, so a result
+// above `cap` means it did not fit. No terminating NUL.
+std::size_t encode_schedule_to(const AgentId* schedule, std::size_t n, char* out, std::size_t cap) noexcept;
 std::vector<AgentId> decode_schedule(const std::string& text);
 
 }  // namespace mbcheck::sim

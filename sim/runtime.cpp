@@ -9,6 +9,8 @@
 #include <exception>
 #include <map>
 
+#include "sim/crash.hpp"
+
 namespace mbcheck::sim {
 
 namespace {
@@ -129,30 +131,43 @@ void install_scheduler() {
 // comparison depends only on what this execution wrote, the top kZeroedStack bytes of every
 // stack are zeroed when a fiber gets it (a pooled stack holds the last execution's frames);
 // a thread deeper than that at a poll is not checked for spinning (which loses nothing).
-constexpr std::size_t kFiberStack = 64 * 1024, kZeroedStack = 6 * 1024;
+constexpr std::size_t kZeroedStack = 6 * 1024;
 static_assert(Runtime::kSnapshotLimit * 2 <= kZeroedStack);
 
-class ZeroedPooledStack {
- public:
-  explicit ZeroedPooledStack(boost::fibers::pooled_fixedsize_stack& pool) : pool_(&pool) {}
-  boost::context::stack_context allocate() {
-    boost::context::stack_context sctx = pool_->allocate();
-    std::memset(static_cast<char*>(sctx.sp) - kZeroedStack, 0, kZeroedStack);
-    return sctx;
-  }
-  void deallocate(boost::context::stack_context& sctx) noexcept { pool_->deallocate(sctx); }
-
- private:
-  boost::fibers::pooled_fixedsize_stack* pool_;
+// Executions create and drop hundreds of fibers each: their stacks (each with a guard region
+// below it, sim/crash.hpp) are pooled. The pool is shared with the allocators Boost keeps,
+// so that a stack given back late still has somewhere to go.
+struct Runtime::StackPool {
+  std::shared_ptr<GuardedStackPool> pool;
+  unsigned char* last = nullptr;  // the stack handed out last: the newborn fiber's
 };
 
-struct Runtime::StackPool {
-  // 64 KiB per fiber, pooled: executions create and drop hundreds of fibers each.
-  boost::fibers::pooled_fixedsize_stack stacks{kFiberStack};
+class ZeroedGuardedStack {
+ public:
+  ZeroedGuardedStack(std::shared_ptr<GuardedStackPool> pool, unsigned char** last)
+      : pool_(std::move(pool)), last_(last) {}
+  boost::context::stack_context allocate() {
+    unsigned char* lo = pool_->take();
+    std::memset(lo + pool_->bytes() - kZeroedStack, 0, kZeroedStack);
+    *last_ = lo;
+    boost::context::stack_context sctx;
+    sctx.size = pool_->bytes();
+    sctx.sp = lo + pool_->bytes();
+    return sctx;
+  }
+  void deallocate(boost::context::stack_context& sctx) noexcept {
+    pool_->give(static_cast<unsigned char*>(sctx.sp) - sctx.size);
+  }
+
+ private:
+  std::shared_ptr<GuardedStackPool> pool_;
+  unsigned char** last_;
 };
 
 Runtime::Runtime() : stacks_(std::make_unique<StackPool>()) {}
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+  if (watched_) unwatch(*this);
+}
 
 Runtime& Runtime::current() { return *tl_runtime; }
 Runtime* Runtime::current_or_null() { return tl_runtime; }
@@ -390,6 +405,7 @@ bool Runtime::schedule_point(const Op& op) {
     if (std::uncaught_exceptions() > 0) return false;
     throw Aborted{};
   }
+  to_runtime();
   a.op = op;
   if (op.kind != OpKind::test_wait && op.kind != OpKind::try_wait) a.last_poll_failed = false;
   announce(a);
@@ -400,6 +416,7 @@ bool Runtime::schedule_point(const Op& op) {
     if (next != a.ctx) switch_to(next);
   }
   current_ = &a;
+  to_protocol();  // also when it only unwinds: its destructors are protocol code
   if (over_) {
     if (std::uncaught_exceptions() > 0) return false;
     throw Aborted{};
@@ -511,7 +528,10 @@ void Runtime::fiber_main(AgentId id) {
   Agent& a = *agent_at_[id];
   a.stack_top = static_cast<const unsigned char*>(__builtin_frame_address(0));
   try {
-    if (!over_) program_->thread_main();
+    if (!over_) {
+      to_protocol();
+      program_->thread_main();
+    }
   } catch (const Aborted&) {
   } catch (const std::exception& e) {
     end(Verdict::exception, fmt::format("{} threw: {}", describe_agent(id), e.what()));
@@ -520,6 +540,7 @@ void Runtime::fiber_main(AgentId id) {
     end(Verdict::exception, fmt::format("{} threw a non-std exception", describe_agent(id)));
     if (outcome_.culprits.empty()) outcome_.culprits = {id};
   }
+  to_runtime();
   thread_finished(a);
   if (priming_ || over_) {
     current_ = nullptr;
@@ -851,6 +872,7 @@ void Runtime::end_race(const RaceDetector::Race& race) {
 
 void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
   if (over_ || !current_) return;
+  tick();  // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
   if (write) current_->stored_since_poll = true;
   if (++accesses_in_step_ > limits_.max_accesses_per_step) {
     end(Verdict::step_limit,
@@ -878,8 +900,20 @@ void Runtime::check_failed(const char* what) {
 // one execution
 
 Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& limits, StepObserver* observer) {
+  if (auto err = stack_size_error(limits.stack_bytes)) throw std::invalid_argument(*err);
   install_scheduler();
-  Runtime* outer = tl_runtime;
+  prepare_thread_for_reports();
+  if (!stacks_->pool || stacks_->pool->bytes() != limits.stack_bytes)
+    stacks_->pool = std::make_shared<GuardedStackPool>(limits.stack_bytes);
+  watch_limit_s_.store(limits.watchdog_seconds, std::memory_order_relaxed);
+  if (limits.watchdog_seconds > 0 && !watched_) {
+    watch(*this);
+    watched_ = true;
+  }
+  struct Restore {  // the outer runtime is current again however this returns
+    Runtime* outer = tl_runtime;
+    ~Restore() { tl_runtime = outer; }
+  } restore;
   tl_runtime = this;
   program_ = &program;
   strategy_ = &strategy;
@@ -904,7 +938,13 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     cta.live_threads = shape_.threads_per_cta;
     cta.at_sync.clear();
   }
-  program.reset();
+  try {
+    program.reset();
+  } catch (const std::exception& e) {
+    throw ProgramError(fmt::format("Program::reset() threw: {}", e.what()));
+  } catch (...) {
+    throw ProgramError("Program::reset() threw a non-std exception");
+  }
   races_.reset(threads_);
   strategy.begin_execution();
   main_ctx_ = boost::fibers::context::active();
@@ -918,8 +958,11 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
       agents_.push_back(a);
       agent_at_.push_back(&agents_.back());
       newborn_ = a.id;
-      boost::fibers::fiber f(std::allocator_arg, ZeroedPooledStack(stacks_->stacks), [this, id = a.id] { fiber_main(id); });
+      boost::fibers::fiber f(std::allocator_arg, ZeroedGuardedStack(stacks_->pool, &stacks_->last), [this, id = a.id] { fiber_main(id); });
       f.detach();
+      Agent& born = *agent_at_[a.id];
+      born.stack_lo = stacks_->last;
+      born.stack_hi = stacks_->last + limits.stack_bytes;
     }
   }
   newborn_ = kNoAgent;
@@ -943,17 +986,26 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     switch_to(agent_at_[i]->ctx);
   }
   current_ = nullptr;
+  to_runtime();
   // Let Boost's dispatcher free the terminated fibers (and their stacks) now.
   if (tl_scheduler->dispatcher()) switch_to(tl_scheduler->dispatcher());
 
   outcome_.steps = steps_;
   if (outcome_.verdict == Verdict::completed) {
-    if (auto err = program.check_result()) {
-      outcome_.verdict = Verdict::assertion;
-      outcome_.message = *err;
+    // The output check judges this schedule's output: its exception is this execution's bug.
+    try {
+      if (auto err = program.check_result()) {
+        outcome_.verdict = Verdict::assertion;
+        outcome_.message = *err;
+      }
+    } catch (const std::exception& e) {
+      outcome_.verdict = Verdict::exception;
+      outcome_.message = fmt::format("Program::check_result() threw: {}", e.what());
+    } catch (...) {
+      outcome_.verdict = Verdict::exception;
+      outcome_.message = "Program::check_result() threw a non-std exception";
     }
   }
-  tl_runtime = outer;
   return std::move(outcome_);
 }
 

@@ -16,11 +16,13 @@
 // left in such a spin.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -169,12 +171,35 @@ class StepObserver {
   virtual void on_blocked(const Runtime&) {}
 };
 
+// The fiber stack size every RunLimits starts with: 64 KiB unless set_default_stack_bytes
+// changed it (the CLI's --stack-size sets it once, so that the search, the shrinker and every
+// replay of a counterexample run with the same stacks).
+std::size_t default_stack_bytes();
+void set_default_stack_bytes(std::size_t bytes);  // throws std::invalid_argument, as below
+// Why `bytes` is not a valid fiber stack size (a multiple of the page size, 16 KiB to
+// 16 MiB), or nullopt.
+std::optional<std::string> stack_size_error(std::size_t bytes);
+
 struct RunLimits {
   std::uint64_t max_steps = 10'000'000;
   bool record_trace = false;     // keep a line per step (replay output)
   // Loads and stores one thread may make between two visible operations before the step
   // counts as endless (a loop that never reaches a barrier operation).
   std::uint64_t max_accesses_per_step = 50'000'000;
+  // Each thread's fiber stack, with a guard region below it: overflowing it ends the
+  // process with a report naming the thread (sim/crash.hpp). execute() throws
+  // std::invalid_argument for a size stack_size_error rejects.
+  std::size_t stack_bytes = default_stack_bytes();
+  // Wall-clock seconds one thread may run protocol code without calling into the runtime
+  // (no visible operation, P::load or P::store: a loop that max_accesses_per_step cannot
+  // end): past it a watchdog names the thread and ends the process with status 1
+  // (sim/crash.hpp). 0: no limit.
+  double watchdog_seconds = 10;
+};
+
+// Program::reset() threw: the harness, not a schedule, is broken (execute() throws this).
+struct ProgramError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 struct Agent {
@@ -195,6 +220,9 @@ struct Agent {
   OpKind poll_kind = OpKind::start;
   std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
   const unsigned char* stack_top = nullptr;           // where its fiber's frames begin
+  // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
+  const unsigned char* stack_lo = nullptr;
+  const unsigned char* stack_hi = nullptr;
   std::uint32_t enabled_pos = ~0u;
   boost::fibers::context* ctx = nullptr;
   // bulk stores this thread issued: not yet committed, and committed but not yet read
@@ -252,7 +280,8 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // Runs `program` once under `strategy`. Never throws for protocol faults: they are the
-  // Outcome. Must be called from outside any fiber of this runtime.
+  // Outcome (an exception from Program::check_result too); throws ProgramError when
+  // Program::reset() throws. Must be called from outside any fiber of this runtime.
   Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {},
                   StepObserver* observer = nullptr);
 
@@ -265,11 +294,22 @@ class Runtime {
   const Agent& agent(AgentId id) const { return *agent_at_[id]; }
   std::size_t agent_count() const { return agents_.size(); }
   std::uint64_t steps() const { return steps_; }
+  // No copy and no allocation: the crash reporter reads it from a signal handler.
   const std::vector<AgentId>& schedule_so_far() const { return outcome_.schedule; }
   AgentId last_agent() const { return last_agent_; }
   std::string describe_agent(AgentId id) const;   // "thread 37 (warp 1 lane 5)"
   std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
   const std::vector<TraceEntry>& trace() const { return trace_; }
+  const RunLimits& limits() const { return limits_; }
+
+  // --- for the crash reporter and the watchdog (sim/crash.cpp) -------------------------
+  // The thread agent whose fiber runs (or is about to run), else null.
+  const Agent* running_agent() const { return current_; }
+  // progress_ticks() grows every time a fiber (re)enters protocol code or makes a load or
+  // store; in_protocol_code() says whether one is in it now. Read from the watchdog's thread.
+  std::uint64_t progress_ticks() const { return ticks_.load(std::memory_order_relaxed); }
+  bool in_protocol_code() const { return in_protocol_.load(std::memory_order_relaxed); }
+  double watched_limit_s() const { return watch_limit_s_.load(std::memory_order_relaxed); }
   // The step (1-based) that let the CTA's last sync_threads go (its last arrival or the
   // exit of the last thread it waited for).
   std::uint64_t sync_release_step(std::uint32_t cta) const { return ctas_[cta].release_step; }
@@ -356,6 +396,14 @@ class Runtime {
   std::string describe_address(const void* addr) const;
   void fiber_main(AgentId id);
   void record(const Agent& a, const MbarrierState* bar);
+  // Control passes into protocol code (a fiber starts or returns from a visible operation)
+  // or back into the runtime's: what the watchdog watches. One writer: this OS thread.
+  void to_protocol() {
+    tick();
+    in_protocol_.store(true, std::memory_order_relaxed);
+  }
+  void to_runtime() { in_protocol_.store(false, std::memory_order_relaxed); }
+  void tick() { ticks_.store(ticks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   void observe(const StepInfo& step) {
     if (observer_) observer_->on_step(*this, step);
   }
@@ -388,6 +436,11 @@ class Runtime {
   AgentId newborn_ = kNoAgent;                  // agent whose fiber is being created
   struct StackPool;
   std::unique_ptr<StackPool> stacks_;
+
+  std::atomic<std::uint64_t> ticks_{0};
+  std::atomic<bool> in_protocol_{false};
+  std::atomic<double> watch_limit_s_{0};
+  bool watched_ = false;  // registered with the watchdog
 };
 
 }  // namespace mbcheck::sim

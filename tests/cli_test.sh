@@ -218,6 +218,10 @@ JOB_COMPLETION_INDEX=1 expect 0 "shard 2/3" -- check lastzero --n 5 --shard auto
 expect_usage "auto needs a batch scheduler's array index" check lastzero --shard auto --shard-dir "$tmp/k8s2"
 JOB_COMPLETION_INDEX=0 expect_usage "give the count as --shard auto/N" check lastzero --shard auto --shard-dir "$tmp/k8s2"
 
+# --stack-size is validated; a protocol's stack overflow is its own report (tests/test_robustness.cpp).
+expect_usage "--stack-size" run epi-load --stack-size 1000
+expect 0 "verdict: ok" -- run epi-load --stack-size 131072
+
 # A shard killed mid-search (kill -9, holding work) neither hangs the others nor a rerun:
 # its heartbeat stops, the other shard takes over its items, and the rerun finds them done.
 whole_big=$("$MBCHECK" check lastzero --n 12 --jobs 1 | tail -n 1 | sed 's/, [0-9.]* s$//')

@@ -1,0 +1,477 @@
+// Protocol code that breaks the process: crashes, stack overflows, exit(), endless local
+// loops, a Program whose reset() throws. The fatal ones run in a forked child; the test reads
+// the child's stderr through a pipe and checks its exit status.
+#include <catch2/catch.hpp>
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <new>
+#include <stdexcept>
+#include <thread>
+
+#include "sim/check.hpp"
+#include "sim/crash.hpp"
+#include "sim/fuzz.hpp"
+#include "sim/host_platform.hpp"
+#include "sim/replay_token.hpp"
+#include "sim/runtime.hpp"
+#include "sim/strategy.hpp"
+#include "spec/mbarrier.hpp"
+
+using namespace mbcheck::sim;
+using P = HostPlatform;
+using Bar = mbcheck::Mbarrier<P>;
+
+// Set in a child right before it crashes on purpose: any operator new from then on (the
+// crash reporter's, if it allocates) ends the child with status 97.
+static std::atomic<bool> g_forbid_alloc{false};
+
+void* operator new(std::size_t n) {
+  if (g_forbid_alloc.load(std::memory_order_relaxed)) {
+    static const char msg[] = "\noperator new called inside the crash handler\n";
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    _exit(97);
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+struct Child {
+  bool exited = false, signaled = false, timed_out = false;
+  int code = -1, sig = 0;
+  std::string err;  // what it wrote to stderr
+};
+
+// Runs `body` in a forked child with stderr on a pipe; kills it after `timeout_s`.
+Child in_child(const std::function<void()>& body, double timeout_s = 30) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], STDERR_FILENO);
+    body();
+    _exit(0);
+  }
+  close(fds[1]);
+  Child c;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      c.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    c.err.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  c.exited = WIFEXITED(status);
+  c.code = c.exited ? WEXITSTATUS(status) : -1;
+  c.signaled = WIFSIGNALED(status);
+  c.sig = c.signaled ? WTERMSIG(status) : 0;
+  return c;
+}
+
+LaunchShape threads(std::uint32_t n) {
+  LaunchShape s;
+  s.threads_per_cta = n;
+  s.smem_bytes = 1024;
+  return s;
+}
+
+Bar smem_bar(int i) { return Bar(reinterpret_cast<P::Barrier*>(P::shared_memory())[i]); }
+
+// Thread 0 inits barrier 0 and arrives; the others wait for phase 0.
+void signal_once() {
+  if (P::thread_idx() == 0) smem_bar(0).init(1);
+  P::sync_threads();
+  if (P::thread_idx() == 0)
+    smem_bar(0).arrive();
+  else
+    smem_bar(0).wait(0);
+}
+
+Outcome run(Program& prog, std::uint64_t seed, RunLimits limits = {}) {
+  Runtime rt;
+  RandomStrategy s(seed);
+  return rt.execute(prog, s, limits);
+}
+
+void install_demo_reporter() {
+  install_crash_reporter([](const std::vector<AgentId>& s) { return encode_token({"demo", {}, s}); });
+}
+
+// A frame far bigger than a 64 KiB fiber stack: the call into memset touches its bottom
+// first, far below the stack (a single guard page would be jumped).
+[[gnu::noinline]] void big_frame() {
+  char big[160 * 1024];
+  std::memset(big, 1, sizeof big);
+  asm volatile("" : : "r"(big) : "memory");
+}
+
+// Deep recursion: runs into the guard page by page.
+[[gnu::noinline]] int recurse(int depth) {
+  volatile char pad[512];
+  pad[0] = static_cast<char>(depth);
+  return depth > 0 ? recurse(depth - 1) + pad[0] : 0;
+}
+
+// The encoding as replay_token.cpp had it before encode_schedule_to (the reference).
+std::string reference_encoding(const std::vector<AgentId>& schedule) {
+  std::string bytes;
+  auto varint = [&](std::uint64_t v) {
+    for (; v >= 0x80; v >>= 7) bytes.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    bytes.push_back(static_cast<char>(v));
+  };
+  for (std::size_t i = 0; i < schedule.size();) {
+    std::size_t j = i;
+    while (j < schedule.size() && schedule[j] == schedule[i]) ++j;
+    varint(schedule[i]);
+    varint(j - i);
+    i = j;
+  }
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char b : bytes) {
+    acc = (acc << 8) | b;
+    for (bits += 8; bits >= 6;) out.push_back(alphabet[(acc >> (bits -= 6)) & 63]);
+  }
+  if (bits > 0) out.push_back(alphabet[(acc << (6 - bits)) & 63]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the crash reporter allocates nothing in its signal handler", "[robustness][crash]") {
+  Child c = in_child([] {
+    install_demo_reporter();
+    FunctionProgram prog(threads(2), [] {
+      signal_once();
+      if (P::thread_idx() == 1) {
+        g_forbid_alloc = true;
+        std::raise(SIGSEGV);
+      }
+    });
+    run(prog, 1);
+  });
+  INFO(c.err);
+  CHECK(c.signaled);
+  CHECK(c.sig == SIGSEGV);
+  CHECK_THAT(c.err, Catch::Contains("mbcheck: the protocol crashed (Segmentation fault) in thread 1 (warp 0 lane 1), agent 1, at step") &&
+                        Catch::Contains("replay:  mb1:demo::"));
+  const auto token = decode_token(c.err.substr(c.err.find("mb1:")));
+  CHECK(!token.schedule.empty());
+}
+
+TEST_CASE("a fiber stack overflow is reported as one, naming the thread, with exit status 1", "[robustness][stack]") {
+  Child c = in_child([] {
+    install_demo_reporter();
+    FunctionProgram prog(threads(2), [] {
+      signal_once();
+      if (P::thread_idx() == 1) big_frame();
+    });
+    run(prog, 1);
+  });
+  INFO(c.err);
+  CHECK(c.exited);
+  CHECK(c.code == 1);
+  CHECK_THAT(c.err, Catch::Contains("mbcheck: stack overflow in thread 1 (warp 0 lane 1), agent 1, at step") &&
+                        Catch::Contains("replay:  mb1:demo::"));
+  const auto token = decode_token(c.err.substr(c.err.find("mb1:")));
+  CHECK(!token.schedule.empty());
+}
+
+TEST_CASE("exit() in protocol code is reported with the thread and a replay token, exit status 1",
+          "[robustness][exit]") {
+  Child c = in_child([] {
+    install_demo_reporter();
+    FunctionProgram prog(threads(2), [] {
+      signal_once();
+      if (P::thread_idx() == 1) std::exit(0);
+    });
+    run(prog, 1);
+  });
+  INFO(c.err);
+  CHECK(c.exited);
+  CHECK(c.code == 1);
+  CHECK_THAT(c.err, Catch::Contains("mbcheck: protocol code called exit() in thread 1 (warp 0 lane 1)") &&
+                        Catch::Contains("replay: mb1:demo::"));
+}
+
+TEST_CASE("quick_exit() in protocol code is reported too", "[robustness][exit]") {
+  Child c = in_child([] {
+    install_demo_reporter();
+    FunctionProgram prog(threads(2), [] {
+      signal_once();
+      if (P::thread_idx() == 1) std::quick_exit(0);
+    });
+    run(prog, 1);
+  });
+  INFO(c.err);
+  CHECK(c.exited);
+  CHECK(c.code == 1);
+  CHECK_THAT(c.err, Catch::Contains("mbcheck: protocol code called quick_exit() in thread 1 (warp 0 lane 1)"));
+}
+
+TEST_CASE("fuzz: a Program whose reset() throws ends the campaign with an error naming it", "[robustness][fuzz]") {
+  // One job on this thread; two, one of them here; two on threads of their own (progress).
+  const int mode = GENERATE(0, 1, 2);
+  Child c = in_child([mode] {
+    auto calls = std::make_shared<std::atomic<int>>(0);
+    FuzzOptions o;
+    o.runs = 50;
+    o.jobs = mode == 0 ? 1 : 2;
+    if (mode == 2) o.progress = [](std::uint64_t, std::uint64_t, double) {};
+    try {
+      fuzz(
+          [calls] {
+            return std::make_unique<FunctionProgram>(threads(2), signal_once, [calls] {
+              if (++*calls == 5) throw std::runtime_error("no device memory left");
+            });
+          },
+          o);
+    } catch (const std::exception& e) {
+      fprintf(stderr, "caught: %s\n", e.what());
+      _exit(3);
+    }
+  });
+  INFO(c.err);
+  CHECK(c.exited);
+  CHECK(c.code == 3);
+  CHECK_THAT(c.err, Catch::Contains("caught: fuzz run ") &&
+                        Catch::Contains("Program::reset() threw: no device memory left"));
+}
+
+TEST_CASE("encode_schedule_to writes encode_schedule's text, snprintf-style, never past its buffer",
+          "[robustness][token]") {
+  SplitMix64 rng(5);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<AgentId> schedule(rng.below(300));
+    const std::uint32_t agents = 1 + rng.below(round % 2 ? 4 : 100000);
+    for (AgentId& a : schedule) a = rng.below(agents);
+    const std::string want = reference_encoding(schedule);
+    CHECK(encode_schedule(schedule) == want);
+    CHECK(decode_schedule(want) == schedule);
+    const std::size_t cap = rng.below(static_cast<std::uint32_t>(want.size() + 2));
+    std::string buf(cap + 8, '#');
+    const std::size_t need = encode_schedule_to(schedule.data(), schedule.size(), buf.data(), cap);
+    CHECK(need == want.size());
+    CHECK(buf.substr(0, std::min(cap, need)) == want.substr(0, std::min(cap, need)));
+    CHECK(buf.substr(std::min(cap, need)) == std::string(buf.size() - std::min(cap, need), '#'));
+  }
+}
+
+TEST_CASE("a crash report says so when the schedule so far does not fit its buffer", "[robustness][crash]") {
+  Child c = in_child([] {
+    install_demo_reporter();
+    static std::int64_t counter = 0;
+    // 4 million atomics by two threads, switching every other step: about 5 MB of token.
+    FunctionProgram prog(threads(2), [] {
+      for (int i = 0; i < 2'000'000; ++i) P::atomic_fetch_add(&counter, 1);
+      if (P::thread_idx() == 0) {
+        g_forbid_alloc = true;
+        std::raise(SIGSEGV);
+      }
+    });
+    run(prog, 1);
+  });
+  INFO(c.err.substr(0, 2000));
+  CHECK(c.signaled);
+  CHECK(c.sig == SIGSEGV);
+  CHECK_THAT(c.err, Catch::Contains("mbcheck: the protocol crashed (Segmentation fault)") &&
+                        Catch::Contains("replay:  not printed: the schedule so far (") &&
+                        Catch::Contains("more than the crash reporter's buffer of"));
+  CHECK(c.err.size() < 4096);
+}
+
+TEST_CASE("a larger stack_bytes lets a big frame run; the size is validated", "[robustness][stack]") {
+  FunctionProgram prog(threads(2), [] {
+    signal_once();
+    if (P::thread_idx() == 1) big_frame();
+  });
+  RunLimits limits;
+  CHECK(limits.stack_bytes == 64 * 1024);
+  limits.stack_bytes = 512 * 1024;
+  CHECK(run(prog, 1, limits).verdict == Verdict::completed);
+  for (std::size_t bad : {std::size_t{8 * 1024}, std::size_t{64 * 1024 + 100}, std::size_t{32} << 20}) {
+    limits.stack_bytes = bad;
+    CHECK_THROWS_WITH(run(prog, 1, limits), Catch::Contains("must be a multiple of the page size") &&
+                                                Catch::Contains("from 16 KiB (16384) to 16 MiB (16777216)"));
+    CHECK(stack_size_error(bad));
+  }
+  CHECK_FALSE(stack_size_error(16 * 1024));
+  CHECK_FALSE(stack_size_error(16 * 1024 * 1024));
+  CHECK_THROWS_AS(set_default_stack_bytes(1000), std::invalid_argument);
+  set_default_stack_bytes(256 * 1024);
+  CHECK(RunLimits{}.stack_bytes == 256 * 1024);
+  CHECK(run(prog, 1).verdict == Verdict::completed);
+  set_default_stack_bytes(64 * 1024);
+}
+
+TEST_CASE("a stack overflow on a worker thread, by deep recursion, is reported too", "[robustness][stack]") {
+  const bool on_worker = GENERATE(false, true);
+  Child c = in_child([on_worker] {
+    install_demo_reporter();
+    auto body = [] {
+      FunctionProgram prog(threads(2), [] {
+        signal_once();
+        if (P::thread_idx() == 0) recurse(100000);
+      });
+      run(prog, 1);
+    };
+    if (on_worker)
+      std::thread(body).join();  // the worker's alternate signal stack comes from Runtime::execute
+    else
+      body();
+  });
+  INFO(c.err);
+  CHECK(c.exited);
+  CHECK(c.code == 1);
+  CHECK_THAT(c.err, Catch::Contains("mbcheck: stack overflow in thread 0 (warp 0 lane 0), agent 0, at step") &&
+                        Catch::Contains("fiber stack of 65536 bytes") && Catch::Contains("replay:  mb1:demo::"));
+  const auto token = decode_token(c.err.substr(c.err.find("mb1:")));
+  CHECK(!token.schedule.empty());
+}
+
+TEST_CASE("the watchdog names a thread that loops without a visible operation", "[robustness][watchdog]") {
+  const auto start = std::chrono::steady_clock::now();
+  Child c = in_child([] {
+    install_demo_reporter();
+    FunctionProgram prog(threads(2), [] {
+      signal_once();
+      if (P::thread_idx() == 1) {
+        volatile int spin = 0;
+        while (spin == 0) {
+        }
+      }
+    });
+    RunLimits limits;
+    limits.watchdog_seconds = 0.2;
+    run(prog, 1, limits);
+  }, 20);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(c.err << "child ran " << seconds << " s");
+  CHECK_FALSE(c.timed_out);
+  CHECK(c.exited);
+  CHECK(c.code == 1);
+  CHECK_THAT(c.err, Catch::Contains("mbcheck: thread 1 (warp 0 lane 1), agent 1, ran protocol code for more than "
+                                    "0.2 s without a visible operation, load or store, at step 5") &&
+                        Catch::Contains("replay: mb1:demo::"));
+  const auto token = decode_token(c.err.substr(c.err.find("mb1:")));
+  CHECK(!token.schedule.empty());
+  CHECK(token.schedule.back() == 1);
+  CHECK(seconds < 5);
+}
+
+TEST_CASE("the watchdog counts neither time in the runtime nor a loop that loads and stores",
+          "[robustness][watchdog]") {
+  // A strategy slower than the limit: the runtime, not a protocol thread, is what waits.
+  struct Slow final : Strategy {
+    AgentId choose(const Runtime& rt) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      return rt.enabled().front();
+    }
+  };
+  const bool slow_strategy = GENERATE(true, false);
+  Child c = in_child([slow_strategy] {
+    static float data[64];
+    // A long loop over data between two visible operations: max_accesses_per_step's to end.
+    FunctionProgram prog(threads(2), [slow_strategy] {
+      signal_once();
+      if (!slow_strategy && P::thread_idx() == 1)
+        for (int i = 0; i < 10'000'000; ++i) P::store(&data[i % 64], P::load(&data[(i + 1) % 64]) + 1);
+    });
+    RunLimits limits;
+    limits.watchdog_seconds = 0.05;
+    Runtime rt;
+    Slow slow;
+    RandomStrategy random(1);
+    const auto start = std::chrono::steady_clock::now();
+    const Outcome out = rt.execute(prog, slow_strategy ? static_cast<Strategy&>(slow) : random, limits);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (seconds < 0.2) _exit(6);  // too fast to show anything
+    _exit(out.verdict == Verdict::completed ? 0 : 5);
+  }, 20);
+  INFO(c.err << (slow_strategy ? "slow strategy" : "data loop"));
+  CHECK(c.exited);
+  CHECK(c.code == 0);
+}
+
+TEST_CASE("Program::reset() throwing is a ProgramError, and no runtime stays current", "[robustness][reset]") {
+  FunctionProgram prog(threads(2), signal_once, [] { throw std::runtime_error("fixture missing"); });
+  Runtime rt;
+  RandomStrategy s(1);
+  CHECK_THROWS_AS(rt.execute(prog, s), ProgramError);
+  CHECK_THROWS_WITH(rt.execute(prog, s), "Program::reset() threw: fixture missing");
+  CHECK(Runtime::current_or_null() == nullptr);
+  // The same runtime runs the next program normally.
+  FunctionProgram good(threads(2), signal_once);
+  CHECK(rt.execute(good, s).verdict == Verdict::completed);
+}
+
+TEST_CASE("Program::check_result() throwing is an exception verdict of that execution", "[robustness][reset]") {
+  FunctionProgram prog(threads(2), signal_once, {},
+                       []() -> std::optional<std::string> { throw std::out_of_range("vector::at"); });
+  Outcome out = run(prog, 1);
+  CHECK(out.verdict == Verdict::exception);
+  CHECK(out.message == "Program::check_result() threw: vector::at");
+}
+
+TEST_CASE("explore: a Program whose reset() throws in a wave worker ends the search with that error",
+          "[robustness][reset]") {
+  Child c = in_child([] {
+    auto calls = std::make_shared<std::atomic<int>>(0);
+    auto make = [calls] {
+      // Three threads storing to and loading one word: enough classes for waves on two jobs.
+      static std::int64_t word;
+      return std::make_unique<FunctionProgram>(
+          threads(3),
+          [] {
+            P::atomic_store(&word, P::thread_idx());
+            (void)P::atomic_load(&word);
+          },
+          [calls] {
+            word = 0;
+            if (++*calls == 12) throw std::runtime_error("fixture gone");
+          });
+    };
+    auto main_program = make();
+    ExploreOptions o;
+    o.jobs = 2;
+    o.make_program = [&] { return std::unique_ptr<Program>(make()); };
+    try {
+      (void)explore(*main_program, o);
+    } catch (const ProgramError& e) {
+      fprintf(stderr, "caught: %s\n", e.what());
+      _exit(3);
+    }
+    _exit(0);  // the throwing reset was never reached: a vacuous run
+  });
+  INFO(c.err);
+  CHECK(c.exited);
+  CHECK(c.code == 3);
+  CHECK_THAT(c.err, Catch::Contains("Program::reset() threw: fixture gone"));
+}
