@@ -69,7 +69,7 @@ std::string encode_schedule(const std::vector<AgentId>& schedule) {
   return out;
 }
 
-std::vector<AgentId> decode_schedule(const std::string& text) {
+std::vector<AgentId> decode_schedule(const std::string& text, std::uint64_t max_steps) {
   std::string bytes = unbase64url(text);
   std::vector<AgentId> out;
   std::size_t pos = 0;
@@ -86,8 +86,12 @@ std::vector<AgentId> decode_schedule(const std::string& text) {
   while (pos < bytes.size()) {
     std::uint64_t agent = get();
     std::uint64_t repeat = get();
-    if (agent >= kNoAgent || repeat == 0 || repeat > (1u << 30) || out.size() + repeat > (1u << 30))
-      throw TokenError("the schedule part is corrupt");
+    if (agent >= kNoAgent - 1)
+      throw TokenError(fmt::format("the schedule names agent {}, which no execution has", agent));
+    if (repeat == 0) throw TokenError("the schedule part is corrupt");
+    // Bounded before anything is allocated: a few characters can claim billions of steps.
+    if (repeat > max_steps || out.size() + repeat > max_steps)
+      throw TokenError(fmt::format("the token records more than {} steps (the step limit)", max_steps));
     out.insert(out.end(), repeat, static_cast<AgentId>(agent));
   }
   return out;
@@ -99,7 +103,7 @@ std::string encode_token(const ReplayToken& token) {
   return fmt::format("mb1:{}:{}:{}", token.protocol, opts, encode_schedule(token.schedule));
 }
 
-ReplayToken decode_token(const std::string& text) {
+ReplayToken decode_token(const std::string& text, std::uint64_t max_steps) {
   // Tokens may arrive wrapped or quoted from a terminal: ignore whitespace.
   std::string t;
   for (char c : text)
@@ -112,18 +116,21 @@ ReplayToken decode_token(const std::string& text) {
   ReplayToken out;
   out.protocol = t.substr(4, p1 - 4);
   if (out.protocol.empty()) throw TokenError("empty protocol name");
+  if (out.protocol.size() > 64) throw TokenError("the protocol name is longer than 64 characters");
   std::string opts = t.substr(p1 + 1, p2 - p1 - 1);
   std::size_t pos = 0;
   while (pos < opts.size()) {
     auto comma = opts.find(',', pos);
     std::string kv = opts.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw TokenError(fmt::format("shape entry '{}' is not key=value", kv));
-    out.options[kv.substr(0, eq)] = kv.substr(eq + 1);
+    if (eq == std::string::npos || eq == 0 || kv.size() > 200)
+      throw TokenError(fmt::format("shape entry '{}' is not key=value", kv.substr(0, 60)));
+    if (!out.options.emplace(kv.substr(0, eq), kv.substr(eq + 1)).second)
+      throw TokenError(fmt::format("shape entry '{}' appears twice", kv.substr(0, eq)));
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  out.schedule = decode_schedule(t.substr(p2 + 1));
+  out.schedule = decode_schedule(t.substr(p2 + 1), max_steps);
   return out;
 }
 

@@ -26,13 +26,17 @@ struct TokenError : std::runtime_error {
 };
 
 std::string encode_token(const ReplayToken& token);
-ReplayToken decode_token(const std::string& text);  // throws TokenError saying what is wrong
+// The most steps a token may record: the step limit of one execution (every command's default).
+inline constexpr std::uint64_t kMaxTokenSteps = 10'000'000;
+// Throws TokenError saying what is wrong (a duplicate shape entry, more than `max_steps`
+// steps: checked before anything is allocated).
+ReplayToken decode_token(const std::string& text, std::uint64_t max_steps = kMaxTokenSteps);
 
 std::string encode_schedule(const std::vector<AgentId>& schedule);
 // The same text without allocating (async-signal-safe), snprintf-style: writes at most `cap`
 // chars of the encoding of schedule[0, n) to `out` and returns its full length, so a result
 // above `cap` means it did not fit. No terminating NUL.
 std::size_t encode_schedule_to(const AgentId* schedule, std::size_t n, char* out, std::size_t cap) noexcept;
-std::vector<AgentId> decode_schedule(const std::string& text);
+std::vector<AgentId> decode_schedule(const std::string& text, std::uint64_t max_steps = kMaxTokenSteps);
 
 }  // namespace mbcheck::sim

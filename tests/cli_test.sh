@@ -79,7 +79,7 @@ expect 1 "verdict: bug: deadlock" -- replay --replay-file "$tmp/token.txt"
 wrong=$(printf "%s" "$token" | sed "s/threads-per-warp=32/threads-per-warp=16/")
 expect 2 "the token does not fit" -- replay "$wrong"
 # An agent the protocol does not have (the search's internal stop among them) does not fit either.
-expect 2 "the token does not fit readers n=2" -- replay 'mb1:readers:n=2:_v___w8B'
+expect_usage "the schedule names agent 4294967294, which no execution has" replay 'mb1:readers:n=2:_v___w8B'
 # --json for replay (the steps in check's counterexample schema), list and merge; a correct
 # run prints no token unless asked.
 "$MBCHECK" replay "$token" --json >"$tmp/rj.json"
@@ -221,6 +221,13 @@ JOB_COMPLETION_INDEX=0 expect_usage "give the count as --shard auto/N" check las
 # --stack-size is validated; a protocol's stack overflow is its own report (tests/test_robustness.cpp).
 expect_usage "--stack-size" run epi-load --stack-size 1000
 expect 0 "verdict: ok" -- run epi-load --stack-size 131072
+
+# Tokens: a step count beyond the step limit (20 characters claiming 2^30 steps), a duplicate
+# shape entry and an overlong protocol name are refused before anything is allocated.
+expect_usage "the token records more than 10000000 steps" replay 'mb1:readers:n=2:AICAgIAE'
+expect_usage "shape entry 'n' appears twice" replay 'mb1:readers:n=2,n=3:AAE'
+expect_usage "the protocol name is longer than 64 characters" replay "mb1:$(printf 'a%.0s' $(seq 100)):n=2:AAE"
+expect_usage "unknown protocol 'nosuch' (known: epi-load" check nosuch
 
 # A shard killed mid-search (kill -9, holding work) neither hangs the others nor a rerun:
 # its heartbeat stops, the other shard takes over its items, and the rerun finds them done.

@@ -5,13 +5,22 @@
 
 #include <random>
 
+#include <cstdlib>
+
 #include "sim/dpor.hpp"
 #include "sim/merge.hpp"
+#include "sim/replay_token.hpp"
 #include "sim/shard_exchange.hpp"
 
 using namespace mbcheck::sim;
 
 namespace {
+
+// Inputs per test: 100,000 in the suite; scripts/soak-parsers.sh sets MBCHECK_PARSER_INPUTS.
+int inputs(int suite_default) {
+  const char* n = std::getenv("MBCHECK_PARSER_INPUTS");
+  return n ? std::atoi(n) : suite_default;
+}
 
 nlohmann::json shard_result(unsigned i, unsigned n) {
   return {{"protocol", "lastzero"}, {"options", {{"n", "7"}}}, {"strategy", "dpor"}, {"verdict", "verified"},
@@ -82,7 +91,8 @@ TEST_CASE("merge refuses 100,000 randomly damaged shard results with a MergeErro
           "[merge][fuzz]") {
   std::mt19937_64 rng(20261201);
   std::uint64_t refused = 0, accepted = 0;
-  for (int round = 0; round < 100000; ++round) {
+  const int rounds = inputs(100000);
+  for (int round = 0; round < rounds; ++round) {
     std::vector<ShardInput> in{{"a", shard_result(1, 3)}, {"b", shard_result(2, 3)}, {"c", shard_result(3, 3)}};
     const int hits = 1 + static_cast<int>(rng() % 3);
     for (int h = 0; h < hits; ++h) damage(in[rng() % 3].json, rng);
@@ -97,7 +107,7 @@ TEST_CASE("merge refuses 100,000 randomly damaged shard results with a MergeErro
       ++refused;
     }
   }
-  CHECK(refused > 50000);
+  CHECK(refused > static_cast<std::uint64_t>(rounds) / 2);
   CHECK(accepted > 0);
 }
 
@@ -121,7 +131,8 @@ TEST_CASE("a shard directory's wave results parse back, and damaged ones are ref
 
   std::mt19937_64 rng(7);
   std::uint64_t refused = 0;
-  for (int round = 0; round < 20000; ++round) {
+  const int rounds = inputs(20000);
+  for (int round = 0; round < rounds; ++round) {
     nlohmann::json j = good;
     damage(j, rng);
     if (rng() % 2 && j.contains("bug")) damage(j["bug"], rng);
@@ -133,5 +144,37 @@ TEST_CASE("a shard directory's wave results parse back, and damaged ones are ref
       ++refused;
     }
   }
-  CHECK(refused > 5000);
+  CHECK(refused > static_cast<std::uint64_t>(rounds) / 4);
+}
+
+TEST_CASE("replay tokens: 100,000 random and damaged tokens are refused with a TokenError or decode within "
+          "the step limit", "[token][fuzz]") {
+  const std::string good = encode_token({"readers", {{"n", "2"}}, {0, 0, 1, 2, 2, 2, 1, 0}});
+  CHECK(decode_token(good).schedule == std::vector<AgentId>{0, 0, 1, 2, 2, 2, 1, 0});
+  static const char kChars[] = "mb1:=,_-aAzZ09\n \x80/";
+  std::mt19937_64 rng(99);
+  std::uint64_t refused = 0, decoded = 0;
+  const int rounds = inputs(100000);
+  for (int round = 0; round < rounds; ++round) {
+    std::string t = good;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t at = rng() % (t.size() + 1);
+      switch (rng() % 4) {
+        case 0: t.insert(at, 1, kChars[rng() % (sizeof kChars - 1)]); break;
+        case 1: if (at < t.size()) t.erase(at, 1); break;
+        case 2: if (at < t.size()) t[at] = kChars[rng() % (sizeof kChars - 1)]; break;
+        default: t.insert(at, std::string(rng() % 12, "AB_-w8"[rng() % 6])); break;  // long varints, big repeats
+      }
+    }
+    try {
+      const ReplayToken tok = decode_token(t, 1000);
+      CHECK(tok.schedule.size() <= 1000);
+      ++decoded;
+    } catch (const TokenError&) {
+      ++refused;
+    }
+  }
+  CHECK(refused > 0);
+  CHECK(decoded > 0);
 }
