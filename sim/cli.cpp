@@ -153,11 +153,11 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   check->add_flag("--quiet", quiet, "no progress line on stderr");
   std::string shard_spec, shard_dir;
   auto* shard_opt = check->add_option("--shard", shard_spec,
-                                      "dpor/bounded: run as shard i of n (i/n, 1-based), sharing the work through "
-                                      "--shard-dir with the other shards; auto: from Slurm's or Kubernetes' "
-                                      "array index");
-  check->add_option("--shard-dir", shard_dir, "a directory all shards see, empty at the start")->needs(shard_opt);
-  shard_opt->needs("--shard-dir");
+                                      "run as shard i of n (i/n, 1-based; auto: from Slurm's or Kubernetes' array "
+                                      "index): dpor/bounded share the search through --shard-dir, random/pct take "
+                                      "the run indices i-1, i-1+n, ...");
+  auto* shard_dir_opt =
+      check->add_option("--shard-dir", shard_dir, "dpor/bounded: a directory all shards see")->needs(shard_opt);
   auto* preemptions_opt = check->add_option("--preemptions", check_opts.preemptions, "preemption bound for --strategy bounded")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
@@ -249,8 +249,10 @@ int run_cli(int argc, char** argv, const Registry& registry) {
                      misplaced(depth_opt, strategy_name == "pct", "--strategy pct"),
                      misplaced(preemptions_opt, strategy_name == "bounded", "--strategy bounded"),
                      misplaced(max_exec_opt, !fuzzing, "--strategy dpor or bounded (fuzzing counts --runs)"),
-                     misplaced(shard_opt, !fuzzing, "--strategy dpor or bounded")})
+                     misplaced(shard_dir_opt, !fuzzing, "--strategy dpor or bounded (fuzzing shards by run index)")})
       if (code) return code;
+    if (!fuzzing && shard_opt->count() > 0 && shard_dir_opt->count() == 0)
+      return usage_error("--shard needs --shard-dir: a directory all shards of the search see");
     if (shard_opt->count() > 0 && max_exec_opt->count() > 0)
       return usage_error("--shard and --max-executions do not combine: a shard's count of executions depends on "
                          "what the other shards did (use --time-limit)");
@@ -286,8 +288,25 @@ int run_cli(int argc, char** argv, const Registry& registry) {
         (*replay && !replay_visuals.check_paths()))
       return kExitUsage;
 
+    unsigned shard_i = 1, shard_n = 1;  // --shard i/n
+    if (*check && !shard_spec.empty()) {
+      std::string why;
+      const std::string spec = resolve_shard_spec(shard_spec, &why);
+      if (spec.empty()) return usage_error(fmt::format("--shard {}: {}", shard_spec, why));
+      // Digits only: no sign, no spaces, no wrap-around.
+      static const std::regex kShardSpec("([0-9]{1,6})/([0-9]{1,6})");
+      std::smatch m;
+      if (std::regex_match(spec, m, kShardSpec)) shard_i = std::stoul(m[1]), shard_n = std::stoul(m[2]);
+      else shard_i = shard_n = 0;
+      if (shard_n < 1 || shard_i < 1 || shard_i > shard_n || shard_n > 100000)
+        return usage_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n <= 100000{}", shard_spec,
+                                       spec != shard_spec ? fmt::format(" (from the environment: {})", spec) : ""));
+    }
+
     if (*check && (strategy_name == "random" || strategy_name == "pct")) {
       const auto given = check_flags.given();
+      fuzz_opts.shard_index = shard_i - 1;
+      fuzz_opts.shard_count = shard_n;
       auto program = registry.make(check_protocol, given);
       install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({check_protocol, program->options(), s}); });
       fuzz_opts.kind = strategy_name == "pct" ? FuzzKind::pct : FuzzKind::random;
@@ -321,6 +340,9 @@ int run_cli(int argc, char** argv, const Registry& registry) {
         j["transitions"] = r.transitions;
         j["seconds"] = r.seconds;
         j["seed"] = fuzz_opts.seed;
+        j["runs_requested"] = fuzz_opts.runs;
+        j["interrupted"] = r.interrupted;
+        if (shard_n > 1) j["shard"] = fmt::format("{}/{}", shard_i, shard_n);
         if (fuzz_opts.kind == FuzzKind::pct) {
           j["depth"] = fuzz_opts.depth;
           j["pct_bound"] = r.pct_bound;
@@ -370,17 +392,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
       check_opts.jobs = fuzz_opts.jobs;
       check_opts.make_program = [&] { return std::unique_ptr<Program>(registry.make(check_protocol, given)); };
       if (!shard_spec.empty()) {
-        std::string why;
-        const std::string spec = resolve_shard_spec(shard_spec, &why);
-        if (spec.empty()) return usage_error(fmt::format("--shard {}: {}", shard_spec, why));
-        // Digits only: no sign, no spaces, no wrap-around.
-        static const std::regex kShardSpec("([0-9]{1,6})/([0-9]{1,6})");
-        std::smatch m;
-        unsigned i = 0, n = 0;
-        if (std::regex_match(spec, m, kShardSpec)) i = std::stoul(m[1]), n = std::stoul(m[2]);
-        if (n < 1 || i < 1 || i > n || n > 100000)
-          return usage_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n <= 100000{}", shard_spec,
-                                         spec != shard_spec ? fmt::format(" (from the environment: {})", spec) : ""));
+        const unsigned i = shard_i, n = shard_n;
         check_opts.shard_index = i - 1;
         check_opts.shard_count = n;
         check_opts.shard_dir = shard_dir;
@@ -497,9 +509,16 @@ int run_cli(int argc, char** argv, const Registry& registry) {
         fmt::print("{}\n", j.dump(2));
         return merged_code;
       }
-      fmt::print("merged {} shard results of mbcheck check {}: executions run by each: {} ({} in all; the stretches "
-                 "between waves run in every shard)\n",
-                 inputs.size(), m.protocol, m.shares, m.own_total);
+      const bool fuzzing = inputs.front().json.value("strategy", "") == "random" ||
+                           inputs.front().json.value("strategy", "") == "pct";
+      if (fuzzing)
+        fmt::print("merged {} shard results of mbcheck check {}: runs by each: {} (the bug of the lowest run index "
+                   "is the campaign's)\n",
+                   inputs.size(), m.protocol, m.shares);
+      else
+        fmt::print("merged {} shard results of mbcheck check {}: executions run by each: {} ({} in all; the "
+                   "stretches between waves run in every shard)\n",
+                   inputs.size(), m.protocol, m.shares, m.own_total);
       if (m.verdict == "bug") fmt::print("replay:  {}\n", m.replay);
       // The verdict line of the unsharded search, without its time.
       fmt::print("{}{}: {} executions, {} transitions, {} blocked, {} redundant\n", m.verdict,

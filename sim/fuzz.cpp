@@ -1,5 +1,7 @@
 #include "sim/fuzz.hpp"
 
+#include "sim/explore.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -92,15 +94,19 @@ int count_preemptions(Program& program, const std::vector<AgentId>& schedule) {
   return counter.preemptions;
 }
 
-Counterexample shrink(Program& program, const Outcome& failing, std::size_t timeline_lines, int* preemptions_out) {
+Counterexample shrink(Program& program, const Outcome& failing, std::size_t timeline_lines, int* preemptions_out,
+                      double budget_s) {
+  const auto start = std::chrono::steady_clock::now();
   const int original = count_preemptions(program, failing.schedule);
   // Iterative context bounding, for a bug of the same kind; a shrinker, not a proof: it
   // spends at most about 6 s in all, and bounds above 4 are not tried.
   for (int bound = 0; bound < std::min(original, 5); ++bound) {
+    const double left = budget_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (left <= 0.01 || stop_requested()) break;
     ExploreOptions o;
     o.preemption_bound = bound;
     o.max_executions = 1000;
-    o.time_limit_s = 1.2;
+    o.time_limit_s = std::min(1.2, left);
     o.stop_at_first_bug = false;  // a bug of another kind must not end the search
     std::optional<Outcome> same_kind;
     explore(program, o, [&](const Outcome& out) {
@@ -155,9 +161,11 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
     Runtime rt;
     RunLimits limits;
     limits.max_steps = options.max_steps;
+    const std::uint64_t stride = std::max<std::uint64_t>(options.shard_count, 1);
     for (;;) {
-      if (failed.load()) break;
-      const std::uint64_t i = next.fetch_add(1);
+      if (failed.load() || stop_requested()) break;
+      // The k-th run this process takes is run index shard_index + k * shard_count.
+      const std::uint64_t i = options.shard_index + next.fetch_add(1) * stride;
       if (options.runs && i >= options.runs) break;
       if (i > first_bug.load()) break;  // a lower-index bug exists: later runs cannot matter
       if (options.time_limit_s > 0 &&
@@ -231,18 +239,26 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
     // With several jobs, runs above the first bug may have run too: the result is the same
     // as one job's, which stops at the first bug.
     const auto& [index, outcome] = *bugs.begin();
-    result.runs = std::min<std::uint64_t>(result.runs, index + 1);
+    const std::uint64_t stride = std::max<std::uint64_t>(options.shard_count, 1);
+    result.runs = std::min<std::uint64_t>(result.runs, (index - options.shard_index) / stride + 1);
     result.bug_run = index;
     result.verdict = CheckVerdict::bug;
     result.original_preemptions = count_preemptions(*main_program, outcome.schedule);
-    if (options.shrink) {
-      result.counterexample = shrink(*main_program, outcome, options.timeline_lines, &result.shrunk_preemptions);
+    // Shrinking stays inside the time limit (what is left of it), else its own 6 s.
+    const double left = options.time_limit_s > 0
+                            ? options.time_limit_s - std::chrono::duration<double>(Clock::now() - start).count()
+                            : 6.0;
+    if (options.shrink && left > 0.01 && !stop_requested()) {
+      result.counterexample =
+          shrink(*main_program, outcome, options.timeline_lines, &result.shrunk_preemptions, std::min(left, 6.0));
       result.original = make_counterexample(*main_program, outcome, options.timeline_lines);
     } else {
+      result.shrink_cut = options.shrink;
       result.counterexample = make_counterexample(*main_program, outcome, options.timeline_lines);
       result.shrunk_preemptions = result.original_preemptions;
     }
   }
+  result.interrupted = stop_requested();
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }

@@ -23,6 +23,9 @@ struct FuzzOptions {
   unsigned jobs = 1;             // worker threads
   std::uint64_t max_steps = 1'000'000;
   bool shrink = true;            // shrink the failing schedule (fewest preemptions first)
+  // A campaign split across processes by run index: this one runs the indices i with
+  // i mod shard_count == shard_index (of the first `runs`, when runs > 0).
+  std::uint64_t shard_index = 0, shard_count = 1;
   std::size_t timeline_lines = 40;
   std::function<void(std::uint64_t runs, std::uint64_t transitions, double seconds)> progress;  // ~2 per second
 };
@@ -39,6 +42,8 @@ struct FuzzResult {
   std::optional<Counterexample> counterexample;  // shrunk unless shrink = false
   std::optional<Counterexample> original;        // the run's own schedule, when shrunk
   int original_preemptions = 0, shrunk_preemptions = 0;
+  bool interrupted = false;      // stopped by request_stop()
+  bool shrink_cut = false;       // the time limit left no time to shrink (the run's own schedule)
 };
 
 std::uint64_t run_seed(std::uint64_t base, std::uint64_t index);
@@ -49,6 +54,8 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
 
 // A schedule that fails the same way with as few preemptions as a bounded search finds
 // (iterative context bounding: 0, 1, 2, ... up to the original's count), else the original.
-Counterexample shrink(Program& program, const Outcome& failing, std::size_t timeline_lines, int* preemptions_out);
+// `budget_s` (> 0) caps the time it takes.
+Counterexample shrink(Program& program, const Outcome& failing, std::size_t timeline_lines, int* preemptions_out,
+                      double budget_s = 6.0);
 
 }  // namespace mbcheck::sim

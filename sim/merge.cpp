@@ -26,6 +26,40 @@ std::string text(const ShardInput& in, const char* key) {
 
 }  // namespace
 
+namespace {
+
+// Fuzzing shards ran disjoint run indices: the campaign found a bug if any did (the one of
+// the lowest run index, as one process would report), and ran the sum of their runs.
+MergedResult merge_fuzz(const std::vector<ShardInput>& inputs) {
+  MergedResult m;
+  const ShardInput& first = inputs.front();
+  std::uint64_t best_run = ~std::uint64_t{0};
+  for (const ShardInput& in : inputs) {
+    for (const char* key : {"protocol", "options", "strategy", "seed", "runs_requested"})
+      if (first.json.value(key, nlohmann::json()) != in.json.value(key, nlohmann::json()))
+        throw MergeError(fmt::format("{} disagrees with {} on \"{}\": not shards of one campaign", in.file, first.file, key));
+    const std::string verdict = text(in, "verdict");
+    if (verdict != "bug" && verdict != "incomplete")
+      throw MergeError(fmt::format("{}: \"verdict\" of a fuzzing shard must be bug or incomplete, not {}", in.file,
+                                   nlohmann::json(verdict).dump()));
+    m.executions += whole(in, "runs");
+    m.transitions += whole(in, "transitions");
+    m.own_total += whole(in, "runs");
+    m.shares += fmt::format("{}shard {}: {}", m.shares.empty() ? "" : ", ", text(in, "shard"), whole(in, "runs"));
+    if (verdict == "bug" && whole(in, "bug_run") < best_run) {
+      best_run = whole(in, "bug_run");
+      m.verdict = "bug";
+      m.kind = text(in, "kind");
+      m.replay = text(in, "replay");
+    }
+  }
+  if (m.verdict.empty()) m.verdict = "incomplete";
+  m.protocol = text(first, "protocol");
+  return m;
+}
+
+}  // namespace
+
 MergedResult merge_shard_results(const std::vector<ShardInput>& inputs) {
   if (inputs.empty()) throw MergeError("merge needs the result files of all shards");
   MergedResult m;
@@ -58,11 +92,24 @@ MergedResult merge_shard_results(const std::vector<ShardInput>& inputs) {
       (void)text(in, "kind");
       (void)text(in, "replay");
     }
-    for (const char* key : {"executions", "transitions", "blocked", "redundant", "own_executions"}) (void)whole(in, key);
+    const bool fuzz_input = in.json.contains("strategy") && in.json["strategy"].is_string() &&
+                            (in.json["strategy"] == "random" || in.json["strategy"] == "pct");
+    for (const char* key : {"executions", "transitions", "blocked", "redundant", "own_executions"})
+      if (!fuzz_input || (std::string(key) != "blocked" && std::string(key) != "redundant" &&
+                          std::string(key) != "own_executions"))
+        (void)whole(in, key);
     (void)text(in, "protocol");
     (void)text(in, "strategy");
     if (!field(in, "options").is_object())
       throw MergeError(fmt::format("{}: \"options\" must be an object", in.file));
+    const std::string strategy = text(in, "strategy");
+    const bool fuzzing = strategy == "random" || strategy == "pct";
+    if (fuzzing) {
+      (void)whole(in, "runs");
+      if (verdict == "bug") (void)whole(in, "bug_run");
+      if (!first) first = &in;
+      continue;
+    }
     if (first) {
       for (const char* key : {"protocol", "options", "strategy", "verdict", "kind", "executions", "transitions",
                               "blocked", "redundant", "replay"})
@@ -81,6 +128,8 @@ MergedResult merge_shard_results(const std::vector<ShardInput>& inputs) {
   for (unsigned i = 1; i <= count; ++i)
     if (!seen[i]) missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", i, count);
   if (!missing.empty()) throw MergeError(fmt::format("shard {} missing: merge needs all {} shards", missing, count));
+  const std::string strategy = text(*first, "strategy");
+  if (strategy == "random" || strategy == "pct") return merge_fuzz(inputs);
   m.protocol = text(*first, "protocol");
   m.verdict = text(*first, "verdict");
   if (m.verdict == "bug") {

@@ -199,7 +199,8 @@ expect_usage "unknown subcommand 'frobnicate': one of list, check, run, replay, 
 expect_usage "--preemptions applies only to --strategy bounded" check readers --preemptions 3
 expect_usage "--depth applies only to --strategy pct" check readers --strategy random --runs 3 --depth 2
 expect_usage "--runs applies only to --strategy random or pct" check readers --runs 5
-expect_usage "--shard applies only to --strategy dpor or bounded" check readers --strategy random --runs 2 --shard 1/2 --shard-dir "$tmp/fz"
+expect_usage "--shard-dir applies only to --strategy dpor or bounded" check readers --strategy random --runs 2 --shard 1/2 --shard-dir "$tmp/fz"
+expect_usage "--shard needs --shard-dir" check readers --shard 1/2
 expect_usage "--shard and --max-executions do not combine" check readers --shard 1/2 --shard-dir "$tmp/fz" --max-executions 3
 expect 0 "verdict: ok" -- run epi-load --max-steps 0
 expect 0 "verified: " -- check readers --n 2 --max-steps 0
@@ -228,6 +229,20 @@ expect_usage "the token records more than 10000000 steps" replay 'mb1:readers:n=
 expect_usage "shape entry 'n' appears twice" replay 'mb1:readers:n=2,n=3:AAE'
 expect_usage "the protocol name is longer than 64 characters" replay "mb1:$(printf 'a%.0s' $(seq 100)):n=2:AAE"
 expect_usage "unknown protocol 'nosuch' (known: epi-load" check nosuch
+
+# A fuzzing campaign shards by run index (no directory): the merged result is the campaign's.
+for i in 1 2; do "$MBCHECK" check epi-load --tiles 4 --mutation consumer-count-plus-one --strategy random --runs 6 \
+  --shard $i/2 --json >"$tmp/fz$i.json"; done
+expect 1 "bug: deadlock: 2 executions" -- merge "$tmp/fz1.json" "$tmp/fz2.json"
+python3 - "$tmp/fz1.json" "$tmp/fz2.json" <<'PY' && echo "ok:   fuzz shards took runs 0,2,4 and 1,3,5 (bug_run 0 and 1)" || failures=$((failures + 1))
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert (a["bug_run"], b["bug_run"]) == (0, 1), (a["bug_run"], b["bug_run"])
+PY
+# Shrinking stays inside --time-limit.
+timed "$MBCHECK" check epi-load --mutation release-before-read --strategy random --runs 0 --time-limit 0.5
+[ "$rc" = 1 ] && [ "$ms" -lt 1300 ] && echo "ok:   fuzzing with shrinking kept --time-limit 0.5: $ms ms" ||
+  { echo "FAIL: fuzz --time-limit 0.5: exit $rc after $ms ms"; failures=$((failures + 1)); }
 
 # A shard killed mid-search (kill -9, holding work) neither hangs the others nor a rerun:
 # its heartbeat stops, the other shard takes over its items, and the rerun finds them done.
