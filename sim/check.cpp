@@ -65,7 +65,8 @@ Counterexample make_counterexample(Program& program, const Outcome& bug, std::si
   for (std::size_t i = 0; i < relevant.size();) {
     const TraceEntry& first = *relevant[i];
     if (agents.count(first.agent)) {
-      lines.push_back(fmt::format("#{:<6} {}: {}", first.step, first.who, first.what));
+      lines.push_back(fmt::format("#{:<6} {}: {}{}", first.step, first.who, first.what,
+                                  first.where.empty() ? "" : fmt::format("  ({})", first.where)));
       ++i;
       continue;
     }
@@ -83,7 +84,8 @@ Counterexample make_counterexample(Program& program, const Outcome& bug, std::si
     }
     const TraceEntry& last = *relevant[j - 1];
     if (j - i == 1) {
-      lines.push_back(fmt::format("#{:<6} {}: {}", first.step, first.who, first.what));
+      lines.push_back(fmt::format("#{:<6} {}: {}{}", first.step, first.who, first.what,
+                                  first.where.empty() ? "" : fmt::format("  ({})", first.where)));
     } else {
       std::string summary;
       for (const auto& [op, n] : ops) summary += fmt::format("{}{}{}", summary.empty() ? "" : ", ", op, n > 1 ? fmt::format(" x{}", n) : "");

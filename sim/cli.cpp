@@ -558,7 +558,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
       limits.record_trace = true;
       Outcome out = rt.execute(*program, strategy, limits);
       if (!replay_json)
-        for (const auto& t : rt.trace()) fmt::print("#{:<5} {}: {}\n", t.step, t.who, t.what);
+        for (const auto& t : rt.trace())
+          fmt::print("#{:<5} {}: {}{}\n", t.step, t.who, t.what, t.where.empty() ? "" : fmt::format("  ({})", t.where));
       // A schedule that names an agent the protocol does not have (the search's own "pruned"
       // stop included), or that the execution does not follow, does not fit the protocol.
       if (out.verdict == Verdict::pruned || (out.verdict != Verdict::diverged && !strategy.finished())) {

@@ -1,12 +1,15 @@
-// The Platform contract (spec/platform.hpp) on the host: every barrier instruction, bulk
-// copy and block sync is a scheduling point of the fiber runtime; the emulator
-// (sim/mbarrier.hpp) gives it its meaning.
+// The Platform contract (spec/platform.hpp) on the host: every barrier
+// instruction, bulk copy and block sync is a scheduling point of the fiber
+// runtime; the emulator (sim/mbarrier.hpp) gives it its meaning.
 #pragma once
 
 #include "sim/runtime.hpp"
 
 namespace mbcheck::sim {
 
+// Every instruction takes the protocol's call site last (the Platform
+// contract's CallSite), so each step of a report names the source line that
+// made it.
 struct HostPlatform {
   using Barrier = MbarrierState;
   using Token = MbarrierToken;
@@ -14,45 +17,97 @@ struct HostPlatform {
   static Runtime& rt() { return Runtime::current(); }
 
   // mbarrier instructions
-  static void mbarrier_init(Barrier& b, std::uint32_t count) { rt().init(b, count); }
-  static void mbarrier_inval(Barrier& b) { rt().inval(b); }
-  static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1) { return rt().arrive(b, count, false); }
-  static Token mbarrier_arrive_no_complete(Barrier& b, std::uint32_t count) { return rt().arrive(b, count, true); }
-  static Token mbarrier_arrive_expect_tx(Barrier& b, std::uint32_t bytes) { return rt().arrive_expect_tx(b, bytes); }
-  static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1) { return rt().arrive_drop(b, count); }
-  static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes) { rt().expect_tx(b, bytes); }
-  static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes) { rt().complete_tx(b, bytes); }
-  static void mbarrier_wait_parity(Barrier& b, std::int64_t phase) { rt().wait(b, phase); }
-  // Polls first capture the caller's state (poll() is inlined into it): a poll repeated
-  // from exactly that state is a spin iteration (sim/runtime.hpp).
-  [[gnu::always_inline]] static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase) {
+  static void mbarrier_init(Barrier& b, std::uint32_t count, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().init(b, count);
+  }
+  static void mbarrier_inval(Barrier& b, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().inval(b);
+  }
+  static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().arrive(b, count, false);
+  }
+  static Token mbarrier_arrive_no_complete(Barrier& b, std::uint32_t count, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().arrive(b, count, true);
+  }
+  static Token mbarrier_arrive_expect_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().arrive_expect_tx(b, bytes);
+  }
+  static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().arrive_drop(b, count);
+  }
+  static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().expect_tx(b, bytes);
+  }
+  static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().complete_tx(b, bytes);
+  }
+  static void mbarrier_wait_parity(Barrier& b, std::int64_t phase, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().wait(b, phase);
+  }
+  // Polls first capture the caller's state (poll() is inlined into it): a poll
+  // repeated from exactly that state is a spin iteration (sim/runtime.hpp).
+  [[gnu::always_inline]] static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase,
+                                                               CallSite site = CallSite::current()) {
+    rt().at(site);
     return poll(b, phase, OpKind::test_wait, nullptr);
   }
-  [[gnu::always_inline]] static bool mbarrier_try_wait_parity(Barrier& b, std::int64_t phase) {
+  [[gnu::always_inline]] static bool mbarrier_try_wait_parity(Barrier& b, std::int64_t phase,
+                                                              CallSite site = CallSite::current()) {
+    rt().at(site);
     return poll(b, phase, OpKind::try_wait, nullptr);
   }
-  [[gnu::always_inline]] static bool mbarrier_test_wait(Barrier& b, Token t) {
+  [[gnu::always_inline]] static bool mbarrier_test_wait(Barrier& b, Token t, CallSite site = CallSite::current()) {
+    rt().at(site);
     return poll(b, t.phase, OpKind::test_wait, &t);
   }
-  [[gnu::always_inline]] static bool mbarrier_try_wait(Barrier& b, Token t) {
+  [[gnu::always_inline]] static bool mbarrier_try_wait(Barrier& b, Token t, CallSite site = CallSite::current()) {
+    rt().at(site);
     return poll(b, t.phase, OpKind::try_wait, &t);
   }
   static std::uint32_t mbarrier_pending_count(Token t) { return rt().pending_count(t); }
 
   // async copies, fences, block sync
-  static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b) {
+  static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b,
+                                             CallSite site = CallSite::current()) {
+    rt().at(site);
     rt().bulk_copy(smem, gmem, bytes, b);
   }
-  // cp.async.bulk.global.shared::cta.bulk_group: a TMA store of `bytes` from smem.
-  static void cp_async_bulk_shared_to_global(void* gmem, const void* smem, std::uint32_t bytes) {
+  // cp.async.bulk.global.shared::cta.bulk_group: a TMA store of `bytes` from
+  // smem.
+  static void cp_async_bulk_shared_to_global(void* gmem, const void* smem, std::uint32_t bytes,
+                                             CallSite site = CallSite::current()) {
+    rt().at(site);
     rt().bulk_store(gmem, smem, bytes);
   }
-  static void cp_async_bulk_commit_group() { rt().bulk_commit_group(); }
-  // cp.async.bulk.wait_group.read 0: every committed store of this thread has read its source.
-  static void cp_async_bulk_wait_group_read0() { rt().bulk_wait_read(); }
-  // This thread's ordinary stores so far become visible to the async proxy (race detector).
-  static void fence_proxy_async_shared_cta() { rt().fence_proxy_async(); }
-  static void sync_threads() { rt().block_sync(); }
+  static void cp_async_bulk_commit_group(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().bulk_commit_group();
+  }
+  // cp.async.bulk.wait_group.read 0: every committed store of this thread has
+  // read its source.
+  static void cp_async_bulk_wait_group_read0(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().bulk_wait_read();
+  }
+  // This thread's ordinary stores so far become visible to the async proxy
+  // (race detector).
+  static void fence_proxy_async_shared_cta(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().fence_proxy_async();
+  }
+  static void sync_threads(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().block_sync();
+  }
 
   // thread identity
   static std::uint32_t thread_idx() { return rt().self().thread; }
@@ -66,13 +121,22 @@ struct HostPlatform {
   static unsigned char* shared_memory() { return rt().shared_memory(); }
 
   // plain atomics on 64-bit words (each one a scheduling point)
-  static std::int64_t atomic_load(std::int64_t* p) { return rt().atomic(OpKind::atomic_load, p, 0); }
-  static void atomic_store(std::int64_t* p, std::int64_t v) { rt().atomic(OpKind::atomic_store, p, v); }
-  static std::int64_t atomic_fetch_add(std::int64_t* p, std::int64_t v) {
+  static std::int64_t atomic_load(std::int64_t* p, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().atomic(OpKind::atomic_load, p, 0);
+  }
+  static void atomic_store(std::int64_t* p, std::int64_t v, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().atomic(OpKind::atomic_store, p, v);
+  }
+  static std::int64_t atomic_fetch_add(std::int64_t* p, std::int64_t v, CallSite site = CallSite::current()) {
+    rt().at(site);
     return rt().atomic(OpKind::atomic_fetch_add, p, v);
   }
   // Returns the old value; stores `desired` when it equals `expected`.
-  static std::int64_t atomic_cas(std::int64_t* p, std::int64_t expected, std::int64_t desired) {
+  static std::int64_t atomic_cas(std::int64_t* p, std::int64_t expected, std::int64_t desired,
+                                 CallSite site = CallSite::current()) {
+    rt().at(site);
     return rt().atomic(OpKind::atomic_cas, p, desired, expected);
   }
 

@@ -1,5 +1,7 @@
 #include "sim/runtime.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -253,10 +255,29 @@ void Runtime::label(MbarrierState& bar, const char* name, int index) {
   bi.name = shape_.ctas > 1 ? fmt::format("cta{}.{}[{}]", bi.cta, name, index) : fmt::format("{}[{}]", name, index);
 }
 
+// A source file as reports show it: relative to the working directory when under it, else
+// to mbcheck's source tree (the bundled protocols), else as the compiler named it.
+std::string source_path(const char* file) {
+  static const std::string cwd = [] {
+    char buf[4096];
+    return getcwd(buf, sizeof buf) ? std::string(buf) + "/" : std::string();
+  }();
+  const std::string f = file;
+  if (!cwd.empty() && f.rfind(cwd, 0) == 0) return f.substr(cwd.size());
+#ifdef MBCHECK_SOURCE_DIR
+  if (f.rfind(MBCHECK_SOURCE_DIR, 0) == 0) return f.substr(std::strlen(MBCHECK_SOURCE_DIR));
+#endif
+  return f;
+}
+
 void Runtime::record(const Agent& a, const MbarrierState* bar) {
   if (!limits_.record_trace) return;
   TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "", describe_op(a)};
   if (bar) t.what += fmt::format("  => {}", bar->describe());
+  if (a.site.line != 0) {
+    t.where = fmt::format("{}:{}", source_path(a.site.file), a.site.line);
+    t.function = a.site.function;
+  }
   trace_.push_back(std::move(t));
 }
 
@@ -609,6 +630,7 @@ Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std:
   c.src = static_cast<const unsigned char*>(src);
   c.total = bytes;
   c.op = first;
+  c.site = issuer.site;
   agents_.push_back(c);
   agent_at_.push_back(&agents_.back());
   races_.add_agent(c.id, issuer.id);  // the copy starts after everything its issuer did

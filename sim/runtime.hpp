@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "sim/mbarrier.hpp"
+#include "spec/platform.hpp"
 #include "sim/race_detector.hpp"
 
 namespace boost::fibers {
@@ -114,7 +115,12 @@ struct TraceEntry {
   std::string who;      // "thread 37 (warp 1 lane 5)"
   std::string barrier;  // name of the barrier it touched, if any
   std::string what;     // "arrive empty[1]  => phase 0, pending 127/128, tx 0"
+  std::string where;    // the protocol's source line: "spec/kernels/tma_pipeline.hpp:97" ("" if unknown)
+  std::string function; // the function that made the call
 };
+
+// A source file as reports show it (relative to the working directory or mbcheck's tree).
+std::string source_path(const char* file);
 
 // What one execution launches: a grid of CTAs of threads, each CTA with its own zeroed
 // dynamic shared memory.
@@ -211,6 +217,7 @@ struct Agent {
   std::uint32_t cta = 0;
   std::uint32_t thread = 0;  // thread index in the CTA; for a copy: issuing thread
   Op op;                     // the announced next operation
+  CallSite site;             // where protocol code announced it (a copy: where it was issued)
   // Spin-loop recognition (see the top of this file): the thread's state at its last
   // poll, kept while that poll failed and the thread has stored nothing since.
   bool last_poll_failed = false;
@@ -319,6 +326,10 @@ class Runtime {
   const LaunchShape& launch() const { return shape_; }
   unsigned char* shared_memory();
   void label(MbarrierState& bar, const char* name, int index);
+  // The call site of the current thread's next operation (HostPlatform passes the protocol's).
+  void at(const CallSite& site) {
+    if (current_) current_->site = site;
+  }
   void init(MbarrierState& bar, std::int64_t count);
   void inval(MbarrierState& bar);
   MbarrierToken arrive(MbarrierState& bar, std::int64_t count, bool no_complete);

@@ -29,7 +29,9 @@ nlohmann::json steps_json(const VisualInput& in) {
                      {"who", t.who},
                      {"barrier", t.barrier},
                      {"op", t.what.substr(0, at)},
-                     {"state", at == std::string::npos ? "" : t.what.substr(at + 5)}});
+                     {"state", at == std::string::npos ? "" : t.what.substr(at + 5)},
+                     {"where", t.where},
+                     {"function", t.function}});
   }
   return steps;
 }
@@ -104,7 +106,7 @@ td, th { border-bottom: 1px solid #eee; padding: 1px 8px; text-align: left; } tr
 <div>Lanes are warps (click one to show its threads) and bulk copies; each mark is a step. Barrier rows show phase/pending/tx after each change. The failing step is red.</div>
 <div id="chart"></div>
 <div id="detail">Hover a step for details.</div>
-<table id="steps"><thead><tr><th>step</th><th>who</th><th>operation</th><th>barrier after</th></tr></thead><tbody></tbody></table>
+<table id="steps"><thead><tr><th>step</th><th>who</th><th>operation</th><th>barrier after</th><th>source</th></tr></thead><tbody></tbody></table>
 <p class="token">replay: <span id="replay"></span></p>
 <script id="data" type="application/json">@DATA@</script>
 <script>
@@ -151,7 +153,7 @@ function draw() {
       r.setAttribute("fill", s.step === failing ? "#e00000" : (culprits.has(s.agent) ? "#d98b00" : "#4a7bd0"));
       if (s.step === failing) { r.setAttribute("id", "failing-step"); r.setAttribute("width", 6); }
       r.addEventListener("mouseenter", () => document.getElementById("detail").textContent =
-        "#" + s.step + " " + s.who + ": " + s.op + (s.state ? "  =>  " + s.state : ""));
+        "#" + s.step + " " + s.who + ": " + s.op + (s.state ? "  =>  " + s.state : "") + (s.where ? "  (" + s.where + ")" : ""));
       svg.appendChild(r);
     }
     y += rowH;
@@ -180,7 +182,7 @@ const body = document.querySelector("#steps tbody");
 for (const s of steps) {
   const tr = document.createElement("tr");
   if (s.step === failing) { tr.className = "failing"; tr.id = "failing-row"; }
-  for (const c of ["#" + s.step, s.who, s.op, s.state]) { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); }
+  for (const c of ["#" + s.step, s.who, s.op, s.state, s.where]) { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); }
   body.appendChild(tr);
 }
 document.body.setAttribute("data-rendered", "yes");

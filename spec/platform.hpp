@@ -48,6 +48,11 @@
 //   P::label(Barrier&, const char* name, int index): a name for reports (no-op on GPU)
 //   P::check(bool ok, const char* what): a protocol assertion (host: "assertion" verdict;
 //                          device: printf + trap)
+// Call sites
+//   A Platform may take a CallSite (file, line, function of the protocol code that made the
+//   call) as the last argument of any instruction; the host does, so every step of a report
+//   names its source line. spec/ code passes its caller's site where P takes one; the device
+//   Platform takes none, and nothing of it reaches the GPU.
 //
 // Phases
 //   A wait names the FULL number of the phase whose completion it awaits; phase -1 is the
@@ -67,6 +72,18 @@
 #endif
 
 namespace mbcheck {
+
+// Where protocol code made a Platform call: a defaulted argument, CallSite::current(),
+// captures the caller's file and line (the compiler's __builtin_FILE/LINE/FUNCTION).
+struct CallSite {
+  const char* file = "";
+  unsigned line = 0;
+  const char* function = "";
+  MBCHECK_HD static constexpr CallSite current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE(),
+                                               const char* function = __builtin_FUNCTION()) {
+    return {file, line, function};
+  }
+};
 
 // Bytes the barrier array of `count` barriers takes, rounded up so that what follows it is
 // 128-byte aligned (TMA destinations need 16; 128 keeps stage buffers on their own lines).

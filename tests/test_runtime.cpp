@@ -15,6 +15,7 @@
 #include "sim/replay_token.hpp"
 #include "sim/runtime.hpp"
 #include "sim/strategy.hpp"
+#include "sim/check.hpp"
 #include "spec/mbarrier.hpp"
 
 using namespace mbcheck::sim;
@@ -345,4 +346,42 @@ TEST_CASE("a protocol that crashes the process leaves a replay token of the sche
   const auto token = decode_token(text.substr(text.find("mb1:")));
   CHECK(!token.schedule.empty());
   for (AgentId a : token.schedule) CHECK(a < 2);
+}
+
+TEST_CASE("every step of a counterexample names the protocol's source line and function", "[runtime][source]") {
+  // Thread 0 expects two arrivals but only one comes: a deadlock at the wait below.
+  static unsigned arrive_line = 0;
+  LaunchShape shape;
+  shape.threads_per_cta = 2;
+  shape.smem_bytes = 64;
+  auto kernel = [] {
+    using P = HostPlatform;
+    mbcheck::Mbarrier<P> bar(*reinterpret_cast<P::Barrier*>(P::shared_memory()));
+    if (P::thread_idx() == 0) bar.init(2);
+    P::sync_threads();
+    arrive_line = __LINE__ + 1;
+    if (P::thread_idx() == 1) bar.arrive();
+    bar.wait(0);
+  };
+  mbcheck::sim::CheckResult r = mbcheck::sim::check(shape, kernel);
+  REQUIRE(r.counterexample);
+  CHECK(r.counterexample->kind == Verdict::deadlock);
+  bool named = false;
+  const std::string site = "tests/test_runtime.cpp:" + std::to_string(arrive_line) + ")";
+  for (const auto& line : r.counterexample->timeline)
+    named |= line.find("arrive") != std::string::npos && line.find(site) != std::string::npos;
+  INFO(site);
+  CHECK(named);
+  // The replayed trace has file, line and function for each step.
+  Runtime rt;
+  ReplayStrategy replay(r.counterexample->schedule);
+  RunLimits limits;
+  limits.record_trace = true;
+  FunctionProgram prog(shape, kernel);
+  rt.execute(prog, replay, limits);
+  for (const TraceEntry& t : rt.trace()) {
+    INFO(t.what);
+    CHECK(t.where.find("tests/test_runtime.cpp:") == 0);
+    CHECK_FALSE(t.function.empty());
+  }
 }

@@ -20,6 +20,8 @@ expect() {  # expect <exit code> <text in the output> -- <args...>
 expect 0 "handoff" -- list
 expect 0 "verified: " -- check handoff --rounds 3 --consumers 2
 expect 1 "bug: deadlock" -- check handoff --mutation expect-extra-consumer
+# Every step of the counterexample names this project's own source line.
+expect 1 "handoff.hpp:" -- check handoff --mutation expect-extra-consumer
 expect 2 "--rounds 0: must be a whole number" -- check handoff --rounds 0
 expect 1 "bug: deadlock" -- check handoff --mutation expect-extra-consumer --html "$tmp/cex.html" --trace "$tmp/cex.json"
 grep -q "<html" "$tmp/cex.html" && echo "ok:   --html wrote the timeline" || { echo "FAIL: --html"; failures=$((failures + 1)); }
