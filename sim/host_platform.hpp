@@ -152,6 +152,9 @@ struct HostPlatform {
     *p = v;
   }
   static void label(Barrier& b, const char* name, int index) { rt().label(b, name, index); }
+  static void label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index) {
+    rt().label_memory(p, bytes, elem_bytes, name, index);
+  }
   static void check(bool ok, const char* what) {
     if (!ok) rt().check_failed(what);
   }

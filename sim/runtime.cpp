@@ -255,6 +255,19 @@ void Runtime::label(MbarrierState& bar, const char* name, int index) {
   bi.name = shape_.ctas > 1 ? fmt::format("cta{}.{}[{}]", bi.cta, name, index) : fmt::format("{}[{}]", name, index);
 }
 
+void Runtime::label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  // One entry per range: a label made again (by every thread, each execution) replaces it.
+  for (MemoryLabel& l : memory_labels_)
+    if (l.begin == at && l.end == at + bytes) {
+      l.name = index >= 0 ? fmt::format("{} {}", name, index) : name;
+      l.elem_bytes = std::max<std::size_t>(elem_bytes, 1);
+      return;
+    }
+  memory_labels_.push_back({at, at + bytes, std::max<std::size_t>(elem_bytes, 1),
+                            index >= 0 ? fmt::format("{} {}", name, index) : std::string(name)});
+}
+
 // A source file as reports show it: relative to the working directory when under it, else
 // to mbcheck's source tree (the bundled protocols), else as the compiler named it.
 std::string source_path(const char* file) {
@@ -864,14 +877,23 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
 
 std::string Runtime::describe_address(const void* addr) const {
   const auto at = reinterpret_cast<std::uintptr_t>(addr);
+  std::string label;
+  for (auto l = memory_labels_.rbegin(); l != memory_labels_.rend(); ++l)
+    if (at >= l->begin && at < l->end) {
+      label = fmt::format("'{}'[{}] ", l->name, (at - l->begin) / l->elem_bytes);
+      break;
+    }
   for (std::uint32_t cta = 0; cta < ctas_.size(); ++cta) {
     const auto& smem = ctas_[cta].smem;
     auto raw = reinterpret_cast<std::uintptr_t>(smem.data());
     auto base = raw + (128 - raw % 128) % 128;
-    if (at >= base && at < raw + smem.size())
-      return shape_.ctas > 1 ? fmt::format("cta {} smem+{:#x}", cta, at - base) : fmt::format("smem+{:#x}", at - base);
+    if (at >= base && at < raw + smem.size()) {
+      const std::string where =
+          shape_.ctas > 1 ? fmt::format("cta {} smem+{:#x}", cta, at - base) : fmt::format("smem+{:#x}", at - base);
+      return label.empty() ? where : label + "(" + where + ")";
+    }
   }
-  return fmt::format("global memory {}", addr);
+  return label.empty() ? fmt::format("global memory {}", addr) : label + fmt::format("(global memory {})", addr);
 }
 
 void Runtime::end_race(const RaceDetector::Race& race) {
@@ -968,6 +990,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     throw ProgramError("Program::reset() threw a non-std exception");
   }
   races_.reset(threads_);
+  memory_labels_.clear();
   strategy.begin_execution();
   main_ctx_ = boost::fibers::context::active();
 

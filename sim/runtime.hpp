@@ -326,6 +326,9 @@ class Runtime {
   const LaunchShape& launch() const { return shape_; }
   unsigned char* shared_memory();
   void label(MbarrierState& bar, const char* name, int index);
+  // Names a range of memory for reports (P::label_memory): an address in it is shown as
+  // 'name index'[element]. Labels live for the execution that made them.
+  void label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index);
   // The call site of the current thread's next operation (HostPlatform passes the protocol's).
   void at(const CallSite& site) {
     if (current_) current_->site = site;
@@ -405,6 +408,12 @@ class Runtime {
   void end_blocked();
   void end_race(const RaceDetector::Race& race);
   std::string describe_address(const void* addr) const;
+  struct MemoryLabel {
+    std::uintptr_t begin = 0, end = 0;
+    std::size_t elem_bytes = 1;
+    std::string name;
+  };
+  std::vector<MemoryLabel> memory_labels_;  // newest last: the newest covering label wins
   void fiber_main(AgentId id);
   void record(const Agent& a, const MbarrierState* bar);
   // Control passes into protocol code (a fiber starts or returns from a visible operation)

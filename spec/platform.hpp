@@ -46,6 +46,11 @@
 //   P::load(const T* p) -> T, P::store(T* p, T v): every access to shared or global buffers
 //                          goes through these so the host can track it
 //   P::label(Barrier&, const char* name, int index): a name for reports (no-op on GPU)
+//   P::label_memory(const void* p, size_t bytes, size_t elem_bytes, const char* name, int index):
+//                          optional (the host has it): reports name [p, p+bytes) "name index"
+//                          and an address in it by element; spec code calls
+//                          label_memory<P>(ptr, count, name, index), which does nothing where
+//                          P has no label_memory
 //   P::check(bool ok, const char* what): a protocol assertion (host: "assertion" verdict;
 //                          device: printf + trap)
 // Call sites
@@ -90,6 +95,14 @@ struct CallSite {
 template <class P>
 MBCHECK_HD constexpr std::uint32_t barrier_bytes(std::uint32_t count) {
   return (static_cast<std::uint32_t>(sizeof(typename P::Barrier)) * count + 127u) & ~127u;
+}
+
+// Names `count` elements at `ptr` for reports ("data race on 'C stage 1'[576]"), where P
+// can (the host); nothing on the device.
+template <class P, class T>
+MBCHECK_HD void label_memory(const T* ptr, std::uint64_t count, const char* name, int index = -1) {
+  if constexpr (requires { P::label_memory(ptr, count * sizeof(T), sizeof(T), name, index); })
+    P::label_memory(ptr, count * sizeof(T), sizeof(T), name, index);
 }
 
 }  // namespace mbcheck

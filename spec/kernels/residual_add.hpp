@@ -117,6 +117,10 @@ MBCHECK_HD void residual_add_kernel(const ResidualAddParams& p) {
   EpiLoadPipeline<P, Stages> pipe(bars, p.mutation == M::producer_start_phase_0 ? 0 : -1,
                                   p.mutation == M::single_stage_wrong_parity ? 1 : 0);
 
+  if (P::thread_idx() == 0) {  // names for reports (host only)
+    for (int s = 0; s < Stages; ++s) label_memory<P>(stage_bufs + s * p.tile_elems, p.tile_elems, "C stage", s);
+    label_memory<P>(p.d, p.num_elems, "D");
+  }
   const std::uint32_t consumers = p.store_warps * P::warp_size();
   const bool second_initialiser = p.mutation == M::reinit_live && P::thread_idx() == P::warp_size();
   if (P::thread_idx() == 0 || second_initialiser)

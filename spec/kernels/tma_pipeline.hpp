@@ -89,6 +89,8 @@ MBCHECK_HD void tma_mainloop_kernel(const TmaMainloopParams& p) {
   PipelineTmaAsync<P, Stages> pipe(bars);
   const std::uint32_t me = P::thread_idx();
   if (me == 0) pipe.init(p.consumers);
+  if (me == 0)  // names for reports (host only)
+    for (int s = 0; s < Stages; ++s) label_memory<P>(tiles + s * p.tile_elems, p.tile_elems, "stage", s);
   P::sync_threads();
   if (me == 0) {
     auto st = p.mutation == M::producer_start_phase_0 ? PipelineState<Stages>(0)
