@@ -315,6 +315,29 @@ expect 3 "incomplete: no bug in 300 random runs" -- check ordering-bug --strateg
 expect 1 "shrunk:" -- check epi-load --tiles 4 --threads-per-warp 8 --mutation double-arrive --strategy random --runs 100
 expect_usage "--runs 0 needs a --time-limit" check epi-load --strategy random --runs 0
 
+# Every --json output validates against sim/output.schema.json (and a damaged one does not).
+schema="$(dirname "$0")/../sim/output.schema.json"
+validate() {  # validate <definition> <file>
+  if python3 "$(dirname "$0")/validate_json.py" "$schema" "$1" "$2"; then echo "ok:   $2 is a valid '$1'"; else failures=$((failures + 1)); fi
+}
+"$MBCHECK" check epi-load --tiles 4 --mutation tx-undercount-split --json >"$tmp/v_bug.json"
+"$MBCHECK" check readers --n 3 --json >"$tmp/v_ok.json"
+"$MBCHECK" check epi-load --tiles 2 --strategy bounded --preemptions 1 --json >"$tmp/v_bounded.json"
+"$MBCHECK" check epi-load --tiles 4 --mutation tx-undercount-split --strategy pct --runs 3 --json >"$tmp/v_pct.json"
+"$MBCHECK" check readers --n 3 --strategy random --runs 3 --json >"$tmp/v_random.json"
+"$MBCHECK" replay "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['replay'])" "$tmp/v_bug.json")" --json >"$tmp/v_replay.json"
+"$MBCHECK" list --json >"$tmp/v_list.json"
+"$MBCHECK" merge --json "$tmp/shard1.json" "$tmp/shard2.json" "$tmp/shard3.json" >"$tmp/v_merge.json"
+"$MBCHECK" merge --json "$tmp/fz1.json" "$tmp/fz2.json" >"$tmp/v_merge_fuzz.json"
+for f in v_bug:check v_ok:check v_bounded:check shard1:check k1:check v_pct:fuzz v_random:fuzz fz1:fuzz \
+         v_replay:replay v_list:list v_merge:merge v_merge_fuzz:merge; do
+  validate "${f#*:}" "$tmp/${f%%:*}.json"
+done
+sed 's/"executions": [0-9]*/"executions": -4/' "$tmp/v_ok.json" >"$tmp/v_bad.json"
+python3 "$(dirname "$0")/validate_json.py" "$schema" check "$tmp/v_bad.json" >/dev/null &&
+  { echo "FAIL: the schema accepted a negative execution count"; failures=$((failures + 1)); } ||
+  echo "ok:   the schema refuses a negative execution count"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1
