@@ -174,6 +174,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   check_flags.add_to(check, registry.infos());
   VisualFiles check_visuals;
   check_visuals.add_to(check);
+  check_visuals.tool_version = kMbcheckVersion;
 
   auto* run = app.add_subcommand("run", "run one execution of a protocol under a seeded random schedule");
   std::string protocol;
@@ -379,7 +380,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
       if (r.counterexample)  // a failed write says so on stderr; the exit code stays the bug's
         (void)check_visuals.write(*program, r.counterexample->schedule,
                                   fmt::format("{} {}", check_protocol, shape_line(program->options())), token);
-      if (!r.counterexample && check_visuals.wanted())
+      if (!r.counterexample) (void)check_visuals.write_no_result();
+      if (!r.counterexample && (!check_visuals.html.empty() || !check_visuals.trace.empty()))
         fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
       return r.verdict == CheckVerdict::bug ? kExitBug : kExitIncomplete;
     }
@@ -456,7 +458,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
       if (result.counterexample)  // a failed write says so on stderr; the exit code stays the verdict's
         (void)check_visuals.write(*program, result.counterexample->schedule,
                                   fmt::format("{} {}", check_protocol, shape_line(program->options())), token);
-      if (!result.counterexample && check_visuals.wanted())
+      if (!result.counterexample) (void)check_visuals.write_no_result();
+      if (!result.counterexample && (!check_visuals.html.empty() || !check_visuals.trace.empty()))
         fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
       switch (result.verdict) {
         case CheckVerdict::verified: return kExitOk;

@@ -85,19 +85,23 @@ bool check_output_path(const std::string& flag, const std::string& path);
 
 // --html / --trace: files of pictures of one execution.
 struct VisualFiles {
-  std::string html, trace;
+  std::string html, trace, sarif;
   CLI::Option* html_opt = nullptr;
   CLI::Option* trace_opt = nullptr;
+  CLI::Option* sarif_opt = nullptr;
+  std::string tool_version = "unknown";
   void add_to(CLI::App* cmd) {
+    sarif_opt = cmd->add_option("--sarif", sarif, "write the result as SARIF 2.1.0 (code-scanning views)");
     html_opt = cmd->add_option("--html", html, "write the execution as a self-contained HTML timeline");
     trace_opt =
         cmd->add_option("--trace", trace, "write the execution as Chrome trace-event JSON (Perfetto, chrome://tracing)");
   }
-  bool wanted() const { return !html.empty() || !trace.empty(); }
+  bool wanted() const { return !html.empty() || !trace.empty() || !sarif.empty(); }
   // Before the search: every path given can be written (one line on stderr and false if not).
   bool check_paths() const {
     return (html_opt->count() == 0 || check_output_path("--html", html)) &&
-           (trace_opt->count() == 0 || check_output_path("--trace", trace));
+           (trace_opt->count() == 0 || check_output_path("--trace", trace)) &&
+           (sarif_opt->count() == 0 || check_output_path("--sarif", sarif));
   }
   // Returns false (after one line on stderr) when a file cannot be written.
   bool write(Program& program, const std::vector<AgentId>& schedule, const std::string& title,
@@ -105,8 +109,11 @@ struct VisualFiles {
     if (!wanted()) return true;
     VisualInput in = visual_input(program, schedule, title, token);
     return (html.empty() || write_file_atomically(html, html_timeline(in))) &&
-           (trace.empty() || write_file_atomically(trace, chrome_trace_json(in)));
+           (trace.empty() || write_file_atomically(trace, chrome_trace_json(in))) &&
+           (sarif.empty() || write_file_atomically(sarif, sarif_json(&in, tool_version)));
   }
+  // A run with no bug: --sarif gets a file with no results (the pictures need an execution).
+  bool write_no_result() const { return sarif.empty() || write_file_atomically(sarif, sarif_json(nullptr, tool_version)); }
 };
 
 // The process-wide handlers: out of memory (one line, exit 2, also where nothing may throw)

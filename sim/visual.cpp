@@ -1,5 +1,7 @@
 #include "sim/visual.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -45,6 +47,58 @@ std::string counterexample_json(const VisualInput& in) {
   nlohmann::json j = {{"kind", in.verdict}, {"cause", in.cause},       {"details", in.details},
                       {"culprits", in.culprits}, {"agents", agents},  {"steps", steps_json(in)}};
   return j.dump();
+}
+
+namespace {
+// "spec/x.hpp:12" -> a SARIF physical location (null if the step has no source line).
+nlohmann::json sarif_location(const TraceEntry& t, const std::string& message) {
+  const auto colon = t.where.rfind(':');
+  if (t.where.empty() || colon == std::string::npos) return nullptr;
+  nlohmann::json loc = {{"physicalLocation",
+                         {{"artifactLocation", {{"uri", t.where.substr(0, colon)}}},
+                          {"region", {{"startLine", std::stoi(t.where.substr(colon + 1))}}}}}};
+  if (!message.empty()) loc["message"] = {{"text", message}};
+  return loc;
+}
+}  // namespace
+
+std::string sarif_json(const VisualInput* in, const std::string& tool_version) {
+  nlohmann::json results = nlohmann::json::array();
+  nlohmann::json rules = nlohmann::json::array();
+  if (in) {
+    rules.push_back({{"id", in->verdict}, {"shortDescription", {{"text", "mbcheck: " + in->verdict}}}});
+    nlohmann::json flow = nlohmann::json::array();
+    nlohmann::json related = nlohmann::json::array();
+    const TraceEntry* failing = nullptr;
+    for (const auto& t : in->trace) {
+      const bool culprit = std::find(in->culprits.begin(), in->culprits.end(), t.agent) != in->culprits.end();
+      if (!culprit) continue;
+      nlohmann::json loc = sarif_location(t, fmt::format("#{} {}: {}", t.step, t.who, t.what));
+      if (loc.is_null()) continue;
+      flow.push_back({{"location", loc}});
+      related.push_back(loc);
+      failing = &t;
+    }
+    if (!failing && !in->trace.empty()) failing = &in->trace.back();
+    nlohmann::json result = {{"ruleId", in->verdict},
+                             {"level", "error"},
+                             {"message", {{"text", in->cause + (in->replay_token.empty() ? "" : "\nreplay: " + in->replay_token)}}}};
+    if (failing) {
+      nlohmann::json loc = sarif_location(*failing, "");
+      if (!loc.is_null()) result["locations"] = nlohmann::json::array({loc});
+    }
+    if (!related.empty()) {
+      result["relatedLocations"] = related;
+      result["codeFlows"] = nlohmann::json::array({{{"threadFlows", nlohmann::json::array({{{"locations", flow}}})}}});
+    }
+    results.push_back(result);
+  }
+  nlohmann::json j = {
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+      {"version", "2.1.0"},
+      {"runs", nlohmann::json::array({{{"tool", {{"driver", {{"name", "mbcheck"}, {"version", tool_version}, {"rules", rules}}}}},
+                                       {"results", results}}})}};
+  return j.dump(2);
 }
 
 std::string chrome_trace_json(const VisualInput& in) {

@@ -28,5 +28,8 @@ std::string chrome_trace_json(const VisualInput& in);
 // The counterexample as --json reports it (schema in README "JSON output").
 std::string counterexample_json(const VisualInput& in);
 std::string html_timeline(const VisualInput& in);
+// SARIF 2.1.0 for code-scanning views: the bug as one result at the failing step's source
+// line, with the culprits' steps as its code flow; `in` null: a run with no result.
+std::string sarif_json(const VisualInput* in, const std::string& tool_version);
 
 }  // namespace mbcheck::sim

@@ -315,6 +315,20 @@ expect 3 "incomplete: no bug in 300 random runs" -- check ordering-bug --strateg
 expect 1 "shrunk:" -- check epi-load --tiles 4 --threads-per-warp 8 --mutation double-arrive --strategy random --runs 100
 expect_usage "--runs 0 needs a --time-limit" check epi-load --strategy random --runs 0
 
+# --sarif: SARIF 2.1.0, the bug at a source line with the culprits' steps; no bug, no results.
+"$MBCHECK" check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read --sarif "$tmp/r.sarif" >/dev/null
+"$MBCHECK" check readers --n 2 --sarif "$tmp/ok.sarif" >/dev/null
+python3 - "$tmp/r.sarif" "$tmp/ok.sarif" <<'PY' && echo "ok:   --sarif: one race result at spec/kernels/tma_pipeline.hpp, none for a verified run" || failures=$((failures + 1))
+import json, sys
+bug, ok = (json.load(open(f)) for f in sys.argv[1:])
+assert bug["version"] == "2.1.0"
+(r,) = bug["runs"][0]["results"]
+assert r["ruleId"] == "race" and r["level"] == "error", r
+assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "spec/kernels/tma_pipeline.hpp", r["locations"]
+assert r["relatedLocations"] and r["codeFlows"]
+assert ok["runs"][0]["results"] == []
+PY
+
 # Every --json output validates against sim/output.schema.json (and a damaged one does not).
 schema="$(dirname "$0")/../sim/output.schema.json"
 validate() {  # validate <definition> <file>

@@ -26,6 +26,9 @@ expect 2 "--rounds 0: must be a whole number" -- check handoff --rounds 0
 expect 1 "bug: deadlock" -- check handoff --mutation expect-extra-consumer --html "$tmp/cex.html" --trace "$tmp/cex.json"
 grep -q "<html" "$tmp/cex.html" && echo "ok:   --html wrote the timeline" || { echo "FAIL: --html"; failures=$((failures + 1)); }
 grep -q '"traceEvents"' "$tmp/cex.json" && echo "ok:   --trace wrote trace events" || { echo "FAIL: --trace"; failures=$((failures + 1)); }
+expect 1 "bug: deadlock" -- check handoff --mutation expect-extra-consumer --sarif "$tmp/cex.sarif"
+grep -q '"version": "2.1.0"' "$tmp/cex.sarif" && grep -q 'handoff.hpp' "$tmp/cex.sarif" &&
+  echo "ok:   --sarif names handoff.hpp" || { echo "FAIL: --sarif"; failures=$((failures + 1)); }
 expect 1 '"verdict": "bug"' -- check handoff --mutation expect-extra-consumer --json
 token=$(sed -n 's/.*"replay": "\(mb1:[^"]*\)".*/\1/p' "$tmp/out")
 expect 1 "verdict: bug: deadlock" -- replay "$token"
