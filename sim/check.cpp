@@ -100,6 +100,23 @@ Counterexample make_counterexample(Program& program, const Outcome& bug, std::si
     lines.insert(lines.begin(), fmt::format("... {} earlier lines", cut));
   }
   cex.timeline = std::move(lines);
+  // The diagnostics: each culprit's last step with a source line; the error at the one the
+  // execution stopped in (the latest), notes at the others.
+  std::vector<const TraceEntry*> last;
+  for (AgentId a : bug.culprits) {
+    const TraceEntry* found = nullptr;
+    for (const auto& t : trace)
+      if (t.agent == a && !t.where.empty()) found = &t;
+    if (found) last.push_back(found);
+  }
+  std::sort(last.begin(), last.end(), [](const TraceEntry* x, const TraceEntry* y) { return x->step > y->step; });
+  for (std::size_t i = 0; i < last.size(); ++i) {
+    const TraceEntry& t = *last[i];
+    if (i == 0)
+      cex.diagnostics.push_back(fmt::format("{}: error: {}: {}", t.where, to_string(bug.verdict), bug.message));
+    cex.diagnostics.push_back(fmt::format("{}: note: {} last ran '{}' here (step {}{})", t.where, t.who, op_text(t),
+                                          t.step, t.function.empty() ? "" : fmt::format(", in {}", t.function)));
+  }
   return cex;
 }
 
@@ -129,6 +146,7 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
     for (const auto& d : c.details) out += fmt::format("          {}\n", d);
     out += fmt::format("timeline: the threads involved and the barriers they use ({} other steps elided)\n", c.elided);
     for (const auto& line : c.timeline) out += fmt::format("          {}\n", line);
+    for (const auto& line : c.diagnostics) out += fmt::format("{}\n", line);
     if (!replay_token.empty()) out += fmt::format("replay:   {}\n", replay_token);
   }
   const ExploreStats& s = r.stats;

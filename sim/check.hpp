@@ -39,6 +39,10 @@ struct Counterexample {
   std::vector<AgentId> schedule;
   std::uint64_t steps = 0;
   std::vector<std::string> timeline;  // relevant steps, lanes that behave alike collapsed
+  // Compiler-style lines for editors and CI logs: "file:line: error: <cause>" at the
+  // failing thread's last step with a source line, then "file:line: note: ..." for the
+  // other culprits' last steps.
+  std::vector<std::string> diagnostics;
   std::uint64_t elided = 0;           // steps of other threads left out of the timeline
 };
 

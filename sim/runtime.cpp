@@ -481,8 +481,13 @@ void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misu
   if (limits_.record_trace && last_agent_ != kNoAgent && v != Verdict::completed && v != Verdict::pruned &&
       (trace_.empty() || trace_.back().step != steps_)) {
     const Agent& a = *agent_at_[last_agent_];
-    trace_.push_back({steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "",
-                      describe_op(a) + "  (fails here: " + to_string(v) + ")"});
+    TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "",
+                 describe_op(a) + "  (fails here: " + to_string(v) + ")"};
+    if (a.site.line != 0) {
+      t.where = fmt::format("{}:{}", source_path(a.site.file), a.site.line);
+      t.function = a.site.function;
+    }
+    trace_.push_back(std::move(t));
   }
   outcome_.verdict = v;
   outcome_.message = std::move(message);

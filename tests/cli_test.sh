@@ -315,6 +315,11 @@ expect 3 "incomplete: no bug in 300 random runs" -- check ordering-bug --strateg
 expect 1 "shrunk:" -- check epi-load --tiles 4 --threads-per-warp 8 --mutation double-arrive --strategy random --runs 100
 expect_usage "--runs 0 needs a --time-limit" check epi-load --strategy random --runs 0
 
+# Compiler-style diagnostics (editors and CI logs link them): the error at the failing step's
+# source line, notes at the other culprits'.
+expect 1 "spec/kernels/tma_pipeline.hpp:66: error: race: data race on 'stage 0'[0]" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
+expect 1 "spec/kernels/tma_pipeline.hpp:72: note: thread 1 (warp 0 lane 1) last ran 'arrive empty[1]' here" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
+
 # --sarif: SARIF 2.1.0, the bug at a source line with the culprits' steps; no bug, no results.
 "$MBCHECK" check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read --sarif "$tmp/r.sarif" >/dev/null
 "$MBCHECK" check readers --n 2 --sarif "$tmp/ok.sarif" >/dev/null
