@@ -232,12 +232,32 @@ function draw() {
   const chart = document.getElementById("chart"); chart.replaceChildren(svg);
 }
 draw();
+// The step table: consecutive steps of lanes that behave alike (threads of one warp doing
+// the same operation at the same source line, none of them a culprit) are one row,
+// "#a-#b warp N (k threads): op x k"; a click shows them one by one.
 const body = document.querySelector("#steps tbody");
-for (const s of steps) {
-  const tr = document.createElement("tr");
-  if (s.step === failing) { tr.className = "failing"; tr.id = "failing-row"; }
-  for (const c of ["#" + s.step, s.who, s.op, s.state, s.where]) { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); }
-  body.appendChild(tr);
+const row = (cells, cls) => { const tr = document.createElement("tr"); if (cls) tr.className = cls;
+  for (const c of cells) { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); } return tr; };
+const alike = (a, b) => !culprits.has(a.agent) && !culprits.has(b.agent) && a.step !== failing && b.step !== failing &&
+  groupOf(a) === groupOf(b) && groupOf(a) !== a.who && a.op === b.op && a.where === b.where;
+for (let i = 0; i < steps.length;) {
+  let j = i + 1;
+  while (j < steps.length && alike(steps[i], steps[j])) ++j;
+  const run = steps.slice(i, j);
+  if (run.length === 1) {
+    const s = run[0], tr = row(["#" + s.step, s.who, s.op, s.state, s.where]);
+    if (s.step === failing) { tr.className = "failing"; tr.id = "failing-row"; }
+    body.appendChild(tr);
+  } else {
+    const first = run[0], last = run[run.length - 1];
+    const summary = row(["#" + first.step + "-#" + last.step, groupOf(first) + " (" + new Set(run.map(s => s.agent)).size + " threads)",
+                         first.op + " x" + run.length, last.state, first.where], "collapsed");
+    const detail = run.map(s => { const tr = row(["#" + s.step, s.who, s.op, s.state, s.where], "detail"); tr.hidden = true; return tr; });
+    summary.addEventListener("click", () => { for (const tr of detail) tr.hidden = !tr.hidden; });
+    body.appendChild(summary);
+    for (const tr of detail) body.appendChild(tr);
+  }
+  i = j;
 }
 document.body.setAttribute("data-rendered", "yes");
 </script></body></html>

@@ -33,7 +33,7 @@ grep -q "<script" "$tmp/cex.html" && ! grep -qE 'src="https?:|href="https?:' "$t
   || fail "the page must be self-contained"
 
 chrome --dump-dom "file://$tmp/cex.html" >"$tmp/dom.html" 2>"$tmp/dom.err" || fail "chromium could not load the page"
-for marker in 'data-rendered="yes"' 'id="failing-step"' 'id="failing-row"' 'copy #1 (from thread 0)' 'C stage 0' '(smem+0x900)'; do
+for marker in 'data-rendered="yes"' 'id="failing-step"' 'id="failing-row"' 'copy #1 (from thread 0)' 'C stage 0' '(smem+0x900)' 'class="collapsed"' 'warp 2 (8 threads)'; do
   grep -qF "$marker" "$tmp/dom.html" || fail "the rendered page lacks $marker"
 done
 echo "ok:   the page renders and shows the failing step"
