@@ -128,7 +128,12 @@ CheckResult check_program(Program& program, const CheckOptions& options) {
   CheckResult result;
   result.stats = er.stats;
   result.preemption_bound = eo.preemption_bound;
-  if (er.bug) {
+  if (er.bug && er.bug->verdict == Verdict::step_limit) {
+    // An execution longer than --max-steps proves nothing either way: incomplete.
+    result.verdict = CheckVerdict::incomplete;
+    result.stats.complete = false;
+    result.step_limited = true;
+  } else if (er.bug) {
     result.verdict = CheckVerdict::bug;
     result.counterexample = make_counterexample(program, *er.bug, options.timeline_lines);
   } else {
@@ -169,6 +174,8 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
     scope = s.bound_cut ? fmt::format(" (schedules with up to {} preemptions; {} alternatives beyond the bound not run)",
                                       r.preemption_bound, s.bound_cut)
                         : fmt::format(" (no schedule needed more than {} preemptions)", r.preemption_bound);
+  else if (r.verdict == CheckVerdict::incomplete && r.step_limited)
+    scope = " (an execution ran past --max-steps: not every schedule was explored; raise --max-steps, 0 for none)";
   else if (r.verdict == CheckVerdict::incomplete && s.interrupted)
     scope = " (interrupted: not every schedule was explored)";
   else if (r.verdict == CheckVerdict::incomplete)

@@ -51,6 +51,7 @@ struct CheckResult {
   ExploreStats stats;
   std::optional<Counterexample> counterexample;
   int preemption_bound = -1;  // bounded: the bound that was covered
+  bool step_limited = false;  // incomplete because an execution ran past the step limit
 };
 
 CheckResult check_program(Program& program, const CheckOptions& options = {});

@@ -167,7 +167,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
       ->check(kSeconds);
   check_opts.max_steps = kDefaultMaxSteps;
   check->add_option("--max-steps", check_opts.max_steps,
-                    "steps per execution before it counts as a step-limit bug (0: no limit)")
+                    "steps per execution; one that runs past it leaves the search incomplete (0: no limit)")
       ->check(kWholeNumber)
       ->capture_default_str();
   check->add_flag("--json", json, "print one JSON object instead of text");
@@ -440,6 +440,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
         j["seconds"] = s.seconds;
         j["complete"] = s.complete;
         j["interrupted"] = s.interrupted;
+        j["step_limited"] = result.step_limited;
         if (check_opts.shard_count > 1) {
           j["shard"] = fmt::format("{}/{}", check_opts.shard_index + 1, check_opts.shard_count);
           j["own_executions"] = s.own_executions;

@@ -30,6 +30,14 @@ std::string shape_line(const std::map<std::string, std::string>& options) {
 
 // Prints one execution's result; returns the exit code.
 int report(const std::string& protocol, BundledProgram& program, const Outcome& out, bool print_token_always) {
+  if (out.verdict == Verdict::step_limit) {
+    // Past --max-steps the execution proves nothing either way.
+    fmt::print("verdict: incomplete: step-limit\n");
+    fmt::print("cause:   {}\n", out.message);
+    fmt::print("steps:   {}\n", out.steps);
+    fmt::print("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
+    return kExitIncomplete;
+  }
   if (out.verdict == Verdict::completed) {
     fmt::print("verdict: ok: {}\n", program.result_summary());
   } else {

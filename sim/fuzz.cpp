@@ -141,7 +141,7 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
     result.pct_bound = 1.0 / (static_cast<double>(result.agents) *
                               std::pow(static_cast<double>(result.steps_estimate), options.depth - 1));
 
-  std::atomic<std::uint64_t> next{0}, runs{0}, transitions{0};
+  std::atomic<std::uint64_t> next{0}, runs{0}, transitions{0}, step_limited{0};
   std::atomic<std::uint64_t> first_bug{~std::uint64_t{0}};
   std::mutex mu;
   std::map<std::uint64_t, Outcome> bugs;
@@ -192,7 +192,8 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
       }
       runs.fetch_add(1);
       transitions.fetch_add(out.steps);
-      if (is_bug(out.verdict)) {
+      if (out.verdict == Verdict::step_limit) step_limited.fetch_add(1);  // proves nothing: not a bug
+      if (is_bug(out.verdict) && out.verdict != Verdict::step_limit) {
         std::lock_guard lock(mu);
         bugs.emplace(i, std::move(out));
         std::uint64_t cur = first_bug.load();
@@ -235,6 +236,7 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
 
   result.runs = runs.load();
   result.transitions = transitions.load();
+  result.step_limited_runs = step_limited.load();
   if (!bugs.empty()) {
     // With several jobs, runs above the first bug may have run too: the result is the same
     // as one job's, which stops at the first bug.

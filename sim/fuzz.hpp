@@ -43,6 +43,7 @@ struct FuzzResult {
   std::optional<Counterexample> original;        // the run's own schedule, when shrunk
   int original_preemptions = 0, shrunk_preemptions = 0;
   bool interrupted = false;      // stopped by request_stop()
+  std::uint64_t step_limited_runs = 0;  // runs that ran past max_steps (inconclusive, not bugs)
   bool shrink_cut = false;       // the time limit left no time to shrink (the run's own schedule)
 };
 

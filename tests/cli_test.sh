@@ -36,7 +36,10 @@ expect 0 "verdict: ok: D matches the CPU reference bit for bit (8192 elements, 8
 expect 0 "verdict: ok" -- run epi-load --stages 4 --tiles 8 --seed 3
 expect 1 "verdict: bug: deadlock" -- run epi-load --mutation consumer-count-plus-one --seed 2
 expect 1 "pending 1/129" -- run epi-load --mutation consumer-count-plus-one --seed 2
-expect 1 "verdict: bug: step-limit" -- run epi-load --max-steps 100
+# Past the step limit an execution proves nothing: incomplete (exit 3), not a bug.
+expect 3 "verdict: incomplete: step-limit" -- run epi-load --max-steps 100
+expect 3 "an execution ran past --max-steps" -- check epi-load --tiles 2 --max-steps 100
+expect 3 "incomplete: no bug in 3 random runs" -- check epi-load --tiles 2 --strategy random --runs 3 --max-steps 100
 
 expect_usage "--stages 0: must be in [1, 8]" run epi-load --stages 0
 expect_usage "a CTA has at most 1024 threads" run epi-load --store-warps 40
