@@ -110,7 +110,8 @@ struct VisualFiles {
     VisualInput in = visual_input(program, schedule, title, token);
     return (html.empty() || write_file_atomically(html, html_timeline(in))) &&
            (trace.empty() || write_file_atomically(trace, chrome_trace_json(in))) &&
-           (sarif.empty() || write_file_atomically(sarif, sarif_json(&in, tool_version)));
+           (sarif.empty() ||
+            write_file_atomically(sarif, sarif_json(in.verdict == "ok" ? nullptr : &in, tool_version)));
   }
   // A run with no bug: --sarif gets a file with no results (the pictures need an execution).
   bool write_no_result() const { return sarif.empty() || write_file_atomically(sarif, sarif_json(nullptr, tool_version)); }

@@ -326,6 +326,9 @@ expect 1 "spec/kernels/tma_pipeline.hpp:72: note: thread 1 (warp 0 lane 1) last 
 # --sarif: SARIF 2.1.0, the bug at a source line with the culprits' steps; no bug, no results.
 "$MBCHECK" check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read --sarif "$tmp/r.sarif" >/dev/null
 "$MBCHECK" check readers --n 2 --sarif "$tmp/ok.sarif" >/dev/null
+"$MBCHECK" run epi-load --sarif "$tmp/run_ok.sarif" >/dev/null
+grep -q '"results": \[\]' "$tmp/run_ok.sarif" && echo "ok:   a correct run's SARIF has no results" ||
+  { echo "FAIL: a correct run's SARIF has results"; failures=$((failures + 1)); }
 python3 - "$tmp/r.sarif" "$tmp/ok.sarif" <<'PY' && echo "ok:   --sarif: one race result at spec/kernels/tma_pipeline.hpp, none for a verified run" || failures=$((failures + 1))
 import json, sys
 bug, ok = (json.load(open(f)) for f in sys.argv[1:])
