@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <new>
 
+#include "sim/atomic_file.hpp"
 #include "sim/explore.hpp"
 #include "sim/replay_token.hpp"
 
@@ -153,33 +154,9 @@ bool flush_stdout() {
 }
 
 bool write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
-  const int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-  auto fail = [&](const char* what) {
-    fmt::print(stderr, "mbcheck: error: cannot write {}: {} ({})\n", path, std::strerror(errno), what);
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    return false;
-  };
-  if (fd < 0) return fail("create");
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return fail("write");
-    done += static_cast<std::size_t>(w);
-  }
-  if (::fsync(fd) != 0) return fail("fsync");
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    fmt::print(stderr, "mbcheck: error: cannot write {}: {}\n", path, std::strerror(errno));
-    return false;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    fmt::print(stderr, "mbcheck: error: cannot write {}: {}\n", path, std::strerror(errno));
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  const auto error = sim::write_file_atomically(path, fmt::format("{}.{}.tmp", path, ::getpid()), text);
+  if (error) fmt::print(stderr, "mbcheck: error: {}\n", *error);
+  return !error;
 }
 
 bool check_output_path(const std::string& flag, const std::string& path) {

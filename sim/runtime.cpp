@@ -283,14 +283,20 @@ std::string source_path(const char* file) {
   return f;
 }
 
+namespace {
+// A trace entry's source line, from the call site its agent announced (none: left empty).
+void name_site(TraceEntry& t, const CallSite& site) {
+  if (site.line == 0) return;
+  t.where = fmt::format("{}:{}", source_path(site.file), site.line);
+  t.function = site.function;
+}
+}  // namespace
+
 void Runtime::record(const Agent& a, const MbarrierState* bar) {
   if (!limits_.record_trace) return;
-  TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "", describe_op(a)};
+  TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "", describe_op(a), {}, {}};
   if (bar) t.what += fmt::format("  => {}", bar->describe());
-  if (a.site.line != 0) {
-    t.where = fmt::format("{}:{}", source_path(a.site.file), a.site.line);
-    t.function = a.site.function;
-  }
+  name_site(t, a.site);
   trace_.push_back(std::move(t));
 }
 
@@ -482,11 +488,8 @@ void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misu
       (trace_.empty() || trace_.back().step != steps_)) {
     const Agent& a = *agent_at_[last_agent_];
     TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "",
-                 describe_op(a) + "  (fails here: " + to_string(v) + ")"};
-    if (a.site.line != 0) {
-      t.where = fmt::format("{}:{}", source_path(a.site.file), a.site.line);
-      t.function = a.site.function;
-    }
+                 describe_op(a) + "  (fails here: " + to_string(v) + ")", {}, {}};
+    name_site(t, a.site);
     trace_.push_back(std::move(t));
   }
   outcome_.verdict = v;

@@ -1,5 +1,7 @@
 #include "sim/shard_exchange.hpp"
 
+#include "sim/atomic_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,37 +54,6 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.culprits = j.at("culprits").get<std::vector<AgentId>>();
   return o;
 }
-
-// Writes `text` to `path` so that readers see all of it or nothing: a temporary file of this
-// process, flushed to disk, then renamed over the final name.
-void write_atomically(const std::string& path, const std::string& tmp, const std::string& text) {
-  const int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-  if (fd < 0) throw ShardError(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw ShardError(fmt::format("cannot write {}: {}", tmp, std::strerror(err)));
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw ShardError(fmt::format("cannot write {}: {}", tmp, std::strerror(err)));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw ShardError(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(err)));
-  }
-}
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 }  // namespace
 
@@ -171,7 +142,9 @@ std::string ShardExchange::path(std::uint64_t wave, std::size_t i) const {
 
 void ShardExchange::store(std::uint64_t wave, std::size_t i, const WaveResult& r) const {
   const nlohmann::json j = {{"search", identity_}, {"result", to_json(r)}};
-  write_atomically(path(wave, i), fmt::format("{}/w{}-{}.{}.{}.tmp", dir_, wave, i, index_, ::getpid()), j.dump());
+  if (auto error = write_file_atomically(path(wave, i),
+                                         fmt::format("{}/w{}-{}.{}.{}.tmp", dir_, wave, i, index_, ::getpid()), j.dump()))
+    throw ShardError(*error);
 }
 
 bool ShardExchange::load(std::uint64_t wave, std::size_t i, WaveResult& out) const {
