@@ -14,6 +14,14 @@
 // for the phase instead (an "await"), and spin loops are not explored spin by spin. No
 // enabled agent while some are unfinished is a deadlock, or a livelock when a thread is
 // left in such a spin.
+//
+// A try_wait whose answer only a later wait reads (P::WaitStatus, CUTLASS's consumer_try_wait
+// then consumer_wait) is deferred: it has no effect the protocol can see before its thread's
+// next event, so it is performed right before that event, as a step of its own. When that next
+// event is the wait on its status, the pair is one blocking wait: a try that found the phase
+// complete followed by nothing is a wait that ran then, and a try that timed out followed by
+// the wait is that wait later. Both orders of the try against the completion are covered by
+// one blocking wait's, with the same acquire point and the same aliasing checks.
 #pragma once
 
 #include <atomic>
@@ -80,6 +88,11 @@ inline bool is_atomic(OpKind k) {
   return k == OpKind::atomic_load || k == OpKind::atomic_store || k == OpKind::atomic_fetch_add ||
          k == OpKind::atomic_cas;
 }
+
+// What try_wait_status returns: which deferred try_wait it was (Runtime's table of them).
+struct TryWaitStatus {
+  std::uint64_t id = 0;  // 0: no try_wait made it
+};
 
 // How one execution ended.
 enum class Verdict : std::uint8_t {
@@ -226,6 +239,7 @@ struct Agent {
   std::int64_t poll_phase = 0;
   OpKind poll_kind = OpKind::start;
   std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
+  std::uint64_t deferred_try = 0;  // its try_wait_status not yet performed (an id), 0: none
   const unsigned char* stack_top = nullptr;           // where its fiber's frames begin
   // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
   const unsigned char* stack_lo = nullptr;
@@ -352,6 +366,10 @@ class Runtime {
   // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
   static constexpr std::size_t kSnapshotLimit = 3 * 1024;
   std::uint32_t pending_count(const MbarrierToken& token);
+  // try_wait.parity whose answer only wait_status reads: deferred (see the top of this file).
+  TryWaitStatus try_wait_status(MbarrierState& bar, std::int64_t phase);
+  // Blocks until the phase of `status` completes, unless its try found it complete.
+  void wait_status(MbarrierState& bar, const TryWaitStatus& status);
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
   void bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes);  // TMA store
   void bulk_commit_group();   // not a scheduling point: it only groups this thread's stores
@@ -380,6 +398,16 @@ class Runtime {
     std::uint64_t release_step = 0;  // the step that released the last sync_threads
   };
   struct Aborted {};  // unwinds a fiber once the execution is over
+  struct DeferredTry {
+    AgentId agent = kNoAgent;
+    MbarrierState* bar = nullptr;
+    std::int64_t phase = 0;
+    CallSite site;
+    enum class State : std::uint8_t { deferred, failed, done } state = State::deferred;
+  };
+  std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
+  // Performs the current thread's deferred try_wait now (before its next event), if any.
+  void perform_deferred_try();
 
   friend class StrategyScheduler;
 
