@@ -130,7 +130,7 @@ void patterns() {
                       }
                   }));
   for (std::uint32_t c : {1u, 2u, 3u})
-    print_pattern(fmt::format("try_wait-then-wait, {} consumer(s), 2 rounds", c), run_pattern(c + 1, [c] {
+    print_pattern(fmt::format("bool try_wait-then-wait, {} consumer(s), 2 rounds", c), run_pattern(c + 1, [c] {
                     if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(c);
                     P::sync_threads();
                     for (int r = 0; r < 2; ++r) {
@@ -143,11 +143,24 @@ void patterns() {
                       }
                     }
                   }));
+  for (std::uint32_t c : {1u, 3u, 128u})
+    print_pattern(fmt::format("try_wait status then wait(status), {} consumer(s), 2 rounds", c), run_pattern(c + 1, [c] {
+                    if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(c);
+                    P::sync_threads();
+                    for (int r = 0; r < 2; ++r) {
+                      if (P::thread_idx() == 0) {
+                        smem_bar(1).wait(r - 1);
+                        smem_bar(0).arrive();
+                      } else {
+                        smem_bar(0).wait(smem_bar(0).try_wait_status(r));
+                        smem_bar(1).arrive();
+                      }
+                    }
+                  }));
   // The bundled CUTLASS-style TMA pipeline (spec/kernels/tma_pipeline.hpp), 4 iterations.
   for (bool try_first : {false, true})
     for (std::uint32_t stages : {2u, 4u})
       for (std::uint32_t consumers : {2u, 4u, 128u}) {
-        if (try_first && consumers > 4) continue;  // beyond the cap already at 4
         auto prog = make_protocol("tma-pipeline", {{"stages", std::to_string(stages)},
                                                    {"consumers", std::to_string(consumers)},
                                                    {"consumer-wait", try_first ? "try-then-wait" : "wait"}});

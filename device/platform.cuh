@@ -78,6 +78,11 @@ struct DevicePlatform {
   // test_wait(int64_t phase) / test_wait(Token) overloads cannot be confused by an integer
   // argument (as on the host, where the token is a struct too).
   enum class Token : std::uint64_t {};
+  // A try_wait's answer, for a later mbarrier_wait_status (CUTLASS's BarrierStatus).
+  struct WaitStatus {
+    std::int64_t phase;
+    bool done;
+  };
 
   // --- mbarrier instructions ---------------------------------------------------------------
   __device__ static void mbarrier_init(Barrier& b, std::uint32_t count) {
@@ -140,6 +145,25 @@ struct DevicePlatform {
         cuda::ptx::exit();
       }
     }
+  }
+  // Blocking wait on a state token, bounded as above.
+  __device__ static void mbarrier_wait(Barrier& b, Token t) {
+    if (mbarrier_try_wait(b, t)) return;
+    const std::uint64_t start = cuda::ptx::get_sreg_clock64();
+    while (!mbarrier_try_wait(b, t)) {
+      const std::uint64_t waited = cuda::ptx::get_sreg_clock64() - start;
+      if (waited > watchdog_budget_cycles) {
+        const int offset = static_cast<int>(ptx::smem_addr(&b) - ptx::smem_addr(shared_memory()));
+        watchdog_record_timeout(offset, -1, waited);
+        cuda::ptx::exit();
+      }
+    }
+  }
+  __device__ static WaitStatus mbarrier_try_wait_parity_status(Barrier& b, std::int64_t phase) {
+    return {phase, mbarrier_try_wait_parity(b, phase)};
+  }
+  __device__ static void mbarrier_wait_status(Barrier& b, WaitStatus status) {
+    if (!status.done) mbarrier_wait_parity(b, status.phase);
   }
 
   // --- async copies, fences, block sync -----------------------------------------------------

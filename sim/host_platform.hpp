@@ -13,6 +13,7 @@ namespace mbcheck::sim {
 struct HostPlatform {
   using Barrier = MbarrierState;
   using Token = MbarrierToken;
+  using WaitStatus = TryWaitStatus;
 
   static Runtime& rt() { return Runtime::current(); }
 
@@ -74,6 +75,22 @@ struct HostPlatform {
     return poll(b, t.phase, OpKind::try_wait, &t);
   }
   static std::uint32_t mbarrier_pending_count(Token t) { return rt().pending_count(t); }
+  // Blocking wait on the phase of a state token (try_wait with the token, in a loop).
+  static void mbarrier_wait(Barrier& b, Token t, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().wait(b, t.phase);
+  }
+  // try_wait.parity whose answer only mbarrier_wait_status reads: deferred to the thread's
+  // next event (sim/runtime.hpp), so that try-then-wait costs what one wait does.
+  static WaitStatus mbarrier_try_wait_parity_status(Barrier& b, std::int64_t phase,
+                                                    CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().try_wait_status(b, phase);
+  }
+  static void mbarrier_wait_status(Barrier& b, WaitStatus status, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().wait_status(b, status);
+  }
 
   // async copies, fences, block sync
   static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b,

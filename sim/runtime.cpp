@@ -445,6 +445,7 @@ bool Runtime::schedule_point(const Op& op) {
     if (std::uncaught_exceptions() > 0) return false;
     throw Aborted{};
   }
+  perform_deferred_try();  // the thread's try_wait_status comes before this event
   to_runtime();
   a.op = op;
   if (op.kind != OpKind::test_wait && op.kind != OpKind::try_wait) a.last_poll_failed = false;
@@ -557,6 +558,7 @@ void Runtime::fiber_main(AgentId id) {
     if (!over_) {
       to_protocol();
       program_->thread_main();
+      perform_deferred_try();  // a try nothing waited on still happened before the exit
     }
   } catch (const Aborted&) {
   } catch (const std::exception& e) {
@@ -605,6 +607,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   barriers_.clear();
   enabled_.clear();
   trace_.clear();
+  tries_.clear();
   outcome_ = Outcome{};
   steps_ = 0;
   copies_ = 0;

@@ -259,6 +259,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   const std::int64_t awaited = token ? token->phase : phase;
   Op op{kind, &bar, awaited};
   if (current_ && !over_) {
+    perform_deferred_try();  // an event before this poll: it decides what "the last poll" was
     Agent& self = *current_;
     // A spin iteration: the same poll as the last, failed, one from exactly the same state
     // (HostPlatform captured it into self.snapshot, in the caller's frame).
@@ -282,6 +283,62 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   record(a, &bar);
   observe({a.id, a.op, bar.phase, false, complete});
   return complete;
+}
+
+TryWaitStatus Runtime::try_wait_status(MbarrierState& bar, std::int64_t phase) {
+  info(bar);
+  if (over_ || !current_) return {};
+  perform_deferred_try();  // the previous one: this try is invisible, so that one's next event is now
+  tries_.push_back({current_->id, &bar, phase, current_->site});
+  current_->deferred_try = tries_.size();
+  return {tries_.size()};
+}
+
+void Runtime::perform_deferred_try() {
+  Agent& a = *current_;
+  if (a.deferred_try == 0 || over_) return;
+  const std::uint64_t index = a.deferred_try - 1;
+  const DeferredTry t = tries_[index];
+  a.deferred_try = 0;
+  // A poll of its own, at the try's call site, never a spin iteration (the thread's state
+  // when it made the try is gone); the caller's op and snapshot are kept around it.
+  const CallSite caller = a.site;
+  std::vector<unsigned char> snapshot;
+  snapshot.swap(a.snapshot);
+  a.site = t.site;
+  const bool done = test_wait(*t.bar, t.phase, OpKind::try_wait);
+  tries_[index].state = done ? DeferredTry::State::done : DeferredTry::State::failed;
+  a.site = caller;
+  a.snapshot.swap(snapshot);
+}
+
+void Runtime::wait_status(MbarrierState& bar, const TryWaitStatus& status) {
+  info(bar);
+  if (over_ || !current_) return;
+  Agent& a = *current_;
+  if (status.id == 0 || status.id > tries_.size() || tries_[status.id - 1].agent != a.id ||
+      tries_[status.id - 1].bar != &bar) {
+    // Reported as a step of its own (a poll: always enabled), as every misuse is.
+    if (!schedule_point({OpKind::try_wait, &bar, 0})) return;
+    perform([&]() -> void {
+      throw MisuseError(MisuseKind::bad_token,
+                        status.id == 0 ? "wait on a try_wait status that no try_wait returned"
+                        : status.id > tries_.size() || tries_[status.id - 1].agent != a.id
+                            ? "wait on a try_wait status of another thread (a status is a register of the thread "
+                              "whose try_wait made it)"
+                            : "wait on a try_wait status of another barrier");
+    });
+    return;
+  }
+  DeferredTry& t = tries_[status.id - 1];
+  if (a.deferred_try == status.id) {
+    // The deferred try and this wait are one blocking wait (see runtime.hpp).
+    a.deferred_try = 0;
+    t.state = DeferredTry::State::failed;  // a later wait on this status waits as well
+  } else if (t.state == DeferredTry::State::done) {
+    return;  // the try found the phase complete (and acquired): nothing to wait for
+  }
+  wait(bar, t.phase);
 }
 
 std::uint32_t Runtime::pending_count(const MbarrierToken& token) {
@@ -359,6 +416,8 @@ void Runtime::end_race(const RaceDetector::Race& race) {
 
 void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
   if (over_ || !current_) return;
+  perform_deferred_try();  // an access is an event: the try comes before it
+  if (over_) return;
   tick();  // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
   if (write) current_->stored_since_poll = true;
   if (++accesses_in_step_ > limits_.max_accesses_per_step) {

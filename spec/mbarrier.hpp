@@ -10,6 +10,7 @@ template <class P>
 class Mbarrier {
  public:
   using Token = typename P::Token;
+  using WaitStatus = typename P::WaitStatus;
 
   MBCHECK_HD explicit Mbarrier(typename P::Barrier& raw) : raw_(&raw) {}
 
@@ -58,6 +59,17 @@ class Mbarrier {
   }
   MBCHECK_HD bool try_wait(Token token, CallSite site = CallSite::current()) const {
     MBCHECK_CALL_P(mbarrier_try_wait, *raw_, token);
+  }
+  // Blocks until the phase of `token` (an arrive's state token) has completed.
+  MBCHECK_HD void wait(Token token, CallSite site = CallSite::current()) const {
+    MBCHECK_CALL_P(mbarrier_wait, *raw_, token);
+  }
+  // try_wait now, wait(status) later: the pair CUTLASS's consumer_try_wait/consumer_wait make.
+  MBCHECK_HD WaitStatus try_wait_status(std::int64_t phase, CallSite site = CallSite::current()) const {
+    MBCHECK_CALL_P(mbarrier_try_wait_parity_status, *raw_, phase);
+  }
+  MBCHECK_HD void wait(WaitStatus status, CallSite site = CallSite::current()) const {
+    MBCHECK_CALL_P(mbarrier_wait_status, *raw_, status);
   }
 #undef MBCHECK_CALL_P
   MBCHECK_HD typename P::Barrier& raw() const { return *raw_; }

@@ -6,6 +6,10 @@
 //   P::Barrier      an mbarrier object in shared memory (device: 8-byte word; host: the
 //                   emulator state). Lives in memory from P::shared_memory().
 //   P::Token        the state token returned by arrives.
+//   P::WaitStatus   what a try_wait returns when only a later wait reads it (CUTLASS's
+//                   BarrierStatus in a ConsumerToken): code passes it to
+//                   mbarrier_wait_status and never branches on it, so the host can treat
+//                   try-then-wait as the one blocking wait it amounts to.
 // mbarrier instructions (phases are FULL phase numbers: see "Phases" below)
 //   P::mbarrier_init(Barrier&, uint32_t count)                  mbarrier.init
 //   P::mbarrier_inval(Barrier&)                                 mbarrier.inval
@@ -22,6 +26,12 @@
 //   P::mbarrier_pending_count(Token) -> uint32_t                mbarrier.pending_count
 //   P::mbarrier_wait_parity(Barrier&, int64_t phase)            blocking wait: a try_wait loop
 //                          on the device (bounded by a watchdog), one blocking step on the host
+//   P::mbarrier_wait(Barrier&, Token)                           blocking wait on a state token
+//   P::mbarrier_try_wait_parity_status(Barrier&, int64_t phase) -> WaitStatus
+//                          try_wait.parity, its answer kept for mbarrier_wait_status (a
+//                          status belongs to the thread and the barrier that made it)
+//   P::mbarrier_wait_status(Barrier&, WaitStatus)               returns at once if the try
+//                          found the phase complete, else a blocking wait for that phase
 // Async copies and fences
 //   P::cp_async_bulk_global_to_shared(void* smem, const void* gmem, uint32_t bytes, Barrier&)
 //                          cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes;

@@ -3,6 +3,7 @@
 # 2 usage error), one clear line on stderr for bad input, and replay tokens that reproduce.
 set -u
 MBCHECK=${1:?usage: cli_test.sh path/to/mbcheck}
+root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -320,8 +321,11 @@ expect_usage "--runs 0 needs a --time-limit" check epi-load --strategy random --
 
 # Compiler-style diagnostics (editors and CI logs link them): the error at the failing step's
 # source line, notes at the other culprits'.
-expect 1 "spec/kernels/tma_pipeline.hpp:66: error: race: data race on 'stage 0'[0]" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
-expect 1 "spec/kernels/tma_pipeline.hpp:72: note: thread 1 (warp 0 lane 1) last ran 'arrive empty[1]' here" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
+# the lines of the bulk copy's issue and of consumer_release in the bundled pipeline
+copy_line=$(grep -n 'P::cp_async_bulk_global_to_shared(dst' "$root/spec/kernels/tma_pipeline.hpp" | cut -d: -f1)
+release_line=$(grep -n 'void consumer_release' "$root/spec/kernels/tma_pipeline.hpp" | cut -d: -f1)
+expect 1 "spec/kernels/tma_pipeline.hpp:$copy_line: error: race: data race on 'stage 0'[0]" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
+expect 1 "spec/kernels/tma_pipeline.hpp:$release_line: note: thread 1 (warp 0 lane 1) last ran 'arrive empty[1]' here" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
 
 # --sarif: SARIF 2.1.0, the bug at a source line with the culprits' steps; no bug, no results.
 "$MBCHECK" check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read --sarif "$tmp/r.sarif" >/dev/null

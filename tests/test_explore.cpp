@@ -341,18 +341,16 @@ TEST_CASE("the TMA pipeline's mutations are found with their kinds", "[explore][
   CHECK(r.bug->verdict == kind);
 }
 
-TEST_CASE("the TMA pipeline with try-then-wait consumers verifies; each consumer-round costs two executions",
-          "[explore][dpor][size]") {
-  // Not the goal: a try_wait that failed, then a blocking wait, is a second class for the
-  // search (the thread took the other branch) although it ends in the same state.
-  auto [consumers, iterations, expected] =
-      GENERATE(table<std::string, std::string, std::uint64_t>({{"1", "2", 4}, {"2", "2", 16}, {"2", "4", 256}}));
-  auto prog = make_protocol("tma-pipeline", {{"stages", "2"}, {"consumers", consumers}, {"iterations", iterations},
-                                             {"tile-elems", "8"}, {"consumer-wait", "try-then-wait"}});
+TEST_CASE("the TMA pipeline with try-then-wait consumers verifies in one execution", "[explore][dpor][size]") {
+  // consumer_try_wait's answer is a P::WaitStatus that only consumer_wait reads: the try is
+  // deferred to the wait, and the pair is one blocking wait (sim/runtime.hpp).
+  auto [stages, consumers] = GENERATE(table<std::string, std::string>({{"2", "2"}, {"2", "128"}, {"4", "128"}}));
+  auto prog = make_protocol("tma-pipeline", {{"stages", stages}, {"consumers", consumers}, {"iterations", "8"},
+                                             {"consumer-wait", "try-then-wait"}});
   const ExploreResult r = explore(*prog, ExploreOptions{});
   CHECK_FALSE(r.bug);
   CHECK(r.stats.complete);
-  CHECK(r.stats.executions == expected);
+  CHECK(r.stats.executions == 1);
 }
 
 // Ordinary patterns with a single outcome each: one execution, at the sizes kernels use.

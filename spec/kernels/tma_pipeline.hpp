@@ -9,8 +9,9 @@
 //                     phase 1": -1 & 1 == 1), so the first pass does not block
 //   producer_commit   arrive.expect_tx(tile bytes) on full[s], then the bulk copy that
 //                     completes it
-//   consumer_try_wait try_wait on full[s] (CUTLASS's consumer_try_wait: a token to test later)
-//   consumer_wait     blocking wait on full[s] unless the token says it already completed
+//   consumer_try_wait try_wait on full[s] (CUTLASS's consumer_try_wait: a token for later)
+//   consumer_wait     blocking wait on full[s] unless the token says it already completed;
+//                     the token is P::WaitStatus, which only this wait reads
 //   consumer_release  arrive on empty[s]
 // Consumer c (1-based) reads elements c-1, c-1+consumers, ... of each tile and stores the
 // sum of everything it read to out[c-1] at the end: the host checks it against the inputs.
@@ -65,10 +66,13 @@ class PipelineTmaAsync {
     full(st.index()).arrive_expect_tx(expect_bytes);
     P::cp_async_bulk_global_to_shared(dst, src, bytes, full(st.index()).raw());
   }
-  MBCHECK_HD bool consumer_try_wait(const State& st) const { return full(st.index()).try_wait(st.phase()); }
-  MBCHECK_HD void consumer_wait(const State& st, bool token) const {
-    if (!token) full(st.index()).wait(st.phase());
+  // CUTLASS's ConsumerToken: the try's answer, read only by consumer_wait.
+  using ConsumerToken = typename P::WaitStatus;
+  MBCHECK_HD ConsumerToken consumer_try_wait(const State& st) const {
+    return full(st.index()).try_wait_status(st.phase());
   }
+  MBCHECK_HD void consumer_wait(const State& st) const { full(st.index()).wait(st.phase()); }
+  MBCHECK_HD void consumer_wait(const State& st, ConsumerToken token) const { full(st.index()).wait(token); }
   MBCHECK_HD void consumer_release(const State& st) const { empty(st.index()).arrive(); }
 
  private:
@@ -104,8 +108,10 @@ MBCHECK_HD void tma_mainloop_kernel(const TmaMainloopParams& p) {
     auto st = PipelineState<Stages>::consumer_start();
     float sum = 0;
     for (std::uint32_t k = 0; k < p.iterations; ++k, ++st) {
-      const bool token = p.try_wait_first && pipe.consumer_try_wait(st);
-      pipe.consumer_wait(st, token);
+      if (p.try_wait_first)
+        pipe.consumer_wait(st, pipe.consumer_try_wait(st));
+      else
+        pipe.consumer_wait(st);
       if (p.mutation == M::consumer_release_before_read) pipe.consumer_release(st);
       const float* tile = tiles + st.index() * p.tile_elems;
       for (std::uint32_t i = me - 1; i < p.tile_elems; i += p.consumers) sum += P::load(tile + i);

@@ -21,6 +21,8 @@ const char* to_string(Stmt s) {
     case Stmt::spin_try_wait: return "spin_try_wait";
     case Stmt::spin_backoff: return "spin_backoff";
     case Stmt::try_then_wait: return "try_then_wait";
+    case Stmt::status_try: return "status_try";
+    case Stmt::status_wait: return "status_wait";
     case Stmt::copy: return "copy";
     case Stmt::load_slot: return "load_slot";
     case Stmt::store: return "store";

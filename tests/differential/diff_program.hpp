@@ -34,6 +34,11 @@
 //   spin_try_wait       while (!try_wait(bar, arg)) {}
 //   spin_backoff        n = 0; while (!test_wait(bar, arg)) { if (n < 2) ++n; }  records n
 //   try_then_wait       t = try_wait(bar, arg); if (!t) wait(bar, arg);          records t
+//   status_try          s = try_wait_status(bar, arg): a try_wait whose answer only
+//                       status_wait reads, kept in the thread's status slot for `bar`
+//                       (overwritten); records nothing
+//   status_wait         wait(bar, s) on the slot's status: nothing if the slot is empty or
+//                       its try found the phase complete, else a blocking wait for its phase
 //   copy                cp.async.bulk of 16 * copy_pieces bytes from global memory into
 //                       slot S[arg], signalling `bar` with complete_tx; the copy lands in
 //                       `copy_pieces` pieces of 16 bytes (2 words), each a step of its own
@@ -65,7 +70,7 @@ namespace mbcheck::diff {
 enum class Stmt : std::uint8_t {
   arrive, arrive_drop, arrive_no_complete, arrive_expect_tx, expect_tx, complete_tx, arrive_token,
   wait, test_wait, try_wait, token_test_wait, token_wait, spin_try_wait, spin_backoff, try_then_wait,
-  copy, load_slot, store, load, atomic_store, atomic_load, atomic_add, sync_threads,
+  status_try, status_wait, copy, load_slot, store, load, atomic_store, atomic_load, atomic_add, sync_threads,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -30,6 +30,7 @@ struct Gen {
         Stmt::arrive_expect_tx, Stmt::arrive_expect_tx, Stmt::expect_tx, Stmt::complete_tx, Stmt::arrive_token,
         Stmt::wait, Stmt::wait, Stmt::test_wait, Stmt::try_wait, Stmt::try_wait, Stmt::token_test_wait,
         Stmt::token_wait, Stmt::spin_try_wait, Stmt::spin_try_wait, Stmt::spin_backoff, Stmt::try_then_wait,
+        Stmt::status_try, Stmt::status_wait,
         Stmt::copy, Stmt::copy, Stmt::load_slot, Stmt::store, Stmt::load, Stmt::atomic_store,
         Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads};
     i.op = kPool[pick(sizeof kPool / sizeof kPool[0])];
@@ -42,7 +43,8 @@ struct Gen {
       case Stmt::try_wait:
       case Stmt::spin_try_wait:
       case Stmt::spin_backoff:
-      case Stmt::try_then_wait: i.arg = phase(); break;
+      case Stmt::try_then_wait:
+      case Stmt::status_try: i.arg = phase(); break;
       case Stmt::copy:
       case Stmt::load_slot: i.arg = static_cast<std::int32_t>(pick(kSlots)); break;
       case Stmt::store:
@@ -105,6 +107,20 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       s[a].push_back({g.chance(50) ? Stmt::token_test_wait : Stmt::token_wait, 0, 0});
       s[b].push_back({Stmt::arrive, 0, 0});
       break;
+    case 8: {  // CUTLASS's consumer_try_wait / consumer_wait: a try status, maybe work, its wait
+      s[a].push_back({Stmt::arrive_expect_tx, 0, static_cast<std::int32_t>(16 * g.p.copy_pieces)});
+      s[a].push_back({Stmt::copy, 0, 0});
+      s[b].push_back({Stmt::status_try, 0, 0});
+      static constexpr Stmt kBetween[] = {Stmt::load_slot, Stmt::store, Stmt::arrive, Stmt::try_wait};
+      if (g.chance(50)) s[b].push_back({kBetween[g.pick(4)], 0, 0});
+      s[b].push_back({Stmt::status_wait, 0, 0});
+      s[b].push_back({Stmt::load_slot, 0, 0});
+      break;
+    }
+    case 9:  // straight-line polls on a phase another thread completes
+      s[a].push_back({Stmt::arrive, 0, 0});
+      for (int k = 0; k < 3; ++k) s[b].push_back({g.chance(50) ? Stmt::test_wait : Stmt::try_wait, 0, q});
+      break;
     default: break;
   }
 }
@@ -137,7 +153,12 @@ void plant_protocol(Gen& g) {
       const std::uint32_t w = g.pick(p.threads);
       static constexpr Stmt kWaits[] = {Stmt::wait, Stmt::spin_try_wait, Stmt::spin_backoff, Stmt::try_then_wait,
                                         Stmt::try_wait, Stmt::test_wait};
-      p.scripts[w].push_back({kWaits[g.pick(6)], static_cast<std::uint8_t>(b), phase});
+      if (g.chance(15)) {  // the try-status pair, as CUTLASS's consumers wait
+        p.scripts[w].push_back({Stmt::status_try, static_cast<std::uint8_t>(b), phase});
+        p.scripts[w].push_back({Stmt::status_wait, static_cast<std::uint8_t>(b), 0});
+      } else {
+        p.scripts[w].push_back({kWaits[g.pick(6)], static_cast<std::uint8_t>(b), phase});
+      }
       if (g.chance(40)) p.scripts[w].push_back({g.chance(50) ? Stmt::load_slot : Stmt::load, 0, 0});
     }
   }
@@ -161,7 +182,7 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    plant_pattern(g, g.pick(8));
+    plant_pattern(g, g.pick(10));
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
                         p.scripts[0][3].op == Stmt::wait;
@@ -193,6 +214,12 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
       if (poll && k > 0 && (script[k - 1].op == Stmt::test_wait || script[k - 1].op == Stmt::try_wait))
         seen.insert("pattern:straight-line repeated polls");
       if (i.op == Stmt::sync_threads) seen.insert("pattern:sync_threads in a script");
+      if (i.op == Stmt::status_wait)
+        for (std::size_t j = k; j-- > 0;)
+          if (script[j].op == Stmt::status_try && script[j].bar == i.bar) {
+            seen.insert(j + 1 == k ? "pattern:try status then its wait" : "pattern:events between a try status and its wait");
+            break;
+          }
       if (i.op == Stmt::wait && i.arg == -1) seen.insert("pattern:wait for phase -1");
     }
   bool tx_inc = false, tx_dec = false, arrivals = false;

@@ -32,8 +32,9 @@ struct Thread {
   I finished = 0;
   std::vector<I> regs;   // recorded values, in order
   std::vector<I> token;  // per barrier: 1 + phase of the kept token; 0: empty slot
+  std::vector<I> status;  // per barrier: 1 + 2 * (phase + 1) + (its try found it complete); 0: empty
   Clock clock;
-  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(clock); }
+  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(status); v(clock); }
 };
 
 struct Barrier {
@@ -241,6 +242,7 @@ class Explorer {
     for (int g = 0; g < n_; ++g) {
       Thread& t = s.threads[g];
       t.token.assign(static_cast<std::size_t>(nbars_), 0);
+      t.status.assign(static_cast<std::size_t>(nbars_), 0);
       t.clock.assign(static_cast<std::size_t>(agents_), 0);
       t.clock[g] = 1;  // own components start at 1: epoch 0 means "no access"
     }
@@ -380,6 +382,15 @@ class Explorer {
           poll(t, b, in.arg);
         }
         break;
+      case Stmt::status_try:  // a plain try_wait; its answer goes to the status slot
+        t.status[in.bar] = 1 + 2 * (in.arg + 1) + (poll(t, b, in.arg) ? 1 : 0);
+        break;
+      case Stmt::status_wait: {  // settle() skipped it if the slot is empty or done
+        const I phase = (t.status[in.bar] - 1) / 2 - 1;
+        if (!wait_proceeds(b, phase)) return false;
+        poll(t, b, phase);
+        break;
+      }
       case Stmt::copy: {  // the issue: the copy agent starts with everything its issuer did
         int c = copy_index_[static_cast<std::size_t>(g)][static_cast<std::size_t>(t.pc - prologue_len(g))];
         Copy& cp = s.copies[static_cast<std::size_t>(c)];
@@ -433,14 +444,16 @@ class Explorer {
     sync_release(s, cta_of(g));
   }
 
-  // A token wait on an empty slot is a no-op, not a scheduling point: skip it as part of the
-  // step that reached it. Past the last statement the thread has exited.
+  // A token wait on an empty slot, or a status wait whose try found its phase complete (or
+  // with no status), is a no-op, not a scheduling point: skip it as part of the step that
+  // reached it. Past the last statement the thread has exited.
   void settle(State& s, int g) const {
     Thread& t = s.threads[static_cast<std::size_t>(g)];
     while (t.pc < length(g) && !is_init(g, t.pc)) {
       Instr in = instr_at(g, t.pc);
-      bool token_op = in.op == Stmt::token_test_wait || in.op == Stmt::token_wait;
-      if (!token_op || t.token[in.bar] != 0) break;
+      const bool token_op = in.op == Stmt::token_test_wait || in.op == Stmt::token_wait;
+      const bool status_noop = in.op == Stmt::status_wait && (t.status[in.bar] == 0 || t.status[in.bar] % 2 == 0);
+      if (!status_noop && (!token_op || t.token[in.bar] != 0)) break;
       t.pc += 1;
     }
     if (t.pc == length(g)) {

@@ -49,6 +49,8 @@ void RuntimeProgram::thread_main() {
   std::size_t n = 0;
   std::array<P::Token, 4> tokens{};
   std::array<bool, 4> have_token{};
+  std::array<P::WaitStatus, 4> statuses{};
+  std::array<bool, 4> have_status{};
   for (const Instr& i : program_.scripts[g]) {
     const Mbarrier<P> bar(bars[i.bar]);
     const std::int64_t q = i.arg;
@@ -89,6 +91,13 @@ void RuntimeProgram::thread_main() {
         regs[n++] = ready;
         break;
       }
+      case Stmt::status_try:
+        statuses[i.bar] = bar.try_wait_status(q);
+        have_status[i.bar] = true;
+        break;
+      case Stmt::status_wait:
+        if (have_status[i.bar]) bar.wait(statuses[i.bar]);
+        break;
       case Stmt::copy:
         P::cp_async_bulk_global_to_shared(slots + i.arg * kSlotWords,
                                           sources_.data() + (cta * kSlots + i.arg) * kSlotWords,

@@ -1,0 +1,191 @@
+// A try_wait whose answer only a later wait reads (P::WaitStatus: CUTLASS's consumer_try_wait
+// then consumer_wait): the try is deferred to its thread's next event, and a try followed
+// directly by its wait is the one blocking wait it amounts to.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "sim/check.hpp"
+#include "sim/explore.hpp"
+#include "sim/host_platform.hpp"
+#include "sim/strategy.hpp"
+#include "spec/mbarrier.hpp"
+
+using namespace mbcheck::sim;
+using P = HostPlatform;
+using Bar = mbcheck::Mbarrier<P>;
+
+namespace {
+Bar smem_bar(int i) { return Bar(reinterpret_cast<P::Barrier*>(P::shared_memory())[i]); }
+std::int64_t* smem_word(int i) { return reinterpret_cast<std::int64_t*>(P::shared_memory() + 1024) + i; }
+
+LaunchShape threads(std::uint32_t n) {
+  LaunchShape shape;
+  shape.threads_per_cta = n;
+  shape.smem_bytes = 2048;
+  return shape;
+}
+
+ExploreResult explore_all(Program& prog) {
+  ExploreOptions o;
+  o.stop_at_first_bug = false;
+  return explore(prog, o);
+}
+}  // namespace
+
+TEST_CASE("a try status followed by its wait costs what one blocking wait does", "[status][explore][size]") {
+  // Producer: `rounds` phases of full (count 1), each after the consumers released the last
+  // one on empty (count c). Consumers: try status, then wait on it, then release.
+  auto [consumers, rounds] = GENERATE(table<std::uint32_t, int>({{1, 1}, {3, 4}, {128, 4}}));
+  INFO(consumers << " consumers x " << rounds << " rounds");
+  FunctionProgram prog(threads(consumers + 1), [c = consumers, k = rounds] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(c);
+    P::sync_threads();
+    for (int r = 0; r < k; ++r) {
+      if (P::thread_idx() == 0) {
+        smem_bar(1).wait(r - 1);
+        smem_bar(0).arrive();
+      } else {
+        smem_bar(0).wait(smem_bar(0).try_wait_status(r));
+        smem_bar(1).arrive();
+      }
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("a try that finds its phase complete leaves its wait nothing to do", "[status][runtime]") {
+  // Thread 1 has waited for phase 0 itself, so its try finds it complete: the wait on that
+  // status is no step. (The atomic between them makes the try a step of its own: a try
+  // followed directly by its wait is one blocking wait.)
+  std::int64_t word = 0;
+  FunctionProgram prog(threads(2), [&word] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).arrive();
+    } else {
+      smem_bar(0).wait(0);
+      const auto status = smem_bar(0).try_wait_status(0);
+      (void)P::atomic_load(&word);
+      smem_bar(0).wait(status);
+      smem_bar(1).arrive();
+    }
+  });
+  Runtime rt;
+  RandomStrategy strategy(7);
+  RunLimits limits;
+  limits.record_trace = true;
+  const Outcome out = rt.execute(prog, strategy, limits);
+  REQUIRE(out.verdict == Verdict::completed);
+  std::vector<std::string> ops;
+  for (const TraceEntry& t : rt.trace())
+    if (t.agent == 1) ops.push_back(t.what.substr(0, t.what.find(' ')));
+  CHECK(ops == std::vector<std::string>{"sync_threads", "wait", "try_wait", "atomic", "arrive"});
+}
+
+TEST_CASE("work between a try and its wait: the try is a step before it, and what a timed-out try allows is found",
+          "[status][explore]") {
+  // Thread 0 publishes D[0] with a release-arrive. Thread 1 reads D[0] after its try but
+  // before its wait: ordered only if the try found the phase complete, so a try that timed
+  // out leaves a race. Reading after the wait is race-free.
+  const bool read_before_wait = GENERATE(true, false);
+  INFO("read " << (read_before_wait ? "between the try and the wait" : "after the wait"));
+  FunctionProgram prog(threads(2), [read_before_wait] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      P::store(smem_word(0), std::int64_t{1});
+      smem_bar(0).arrive();
+    } else {
+      const auto status = smem_bar(0).try_wait_status(0);
+      if (read_before_wait) (void)P::load(smem_word(0));
+      smem_bar(0).wait(status);
+      if (!read_before_wait) P::check(P::load(smem_word(0)) == 1, "D[0] published");
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  CHECK(r.stats.complete);
+  if (read_before_wait) {
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::race);
+  } else {
+    CHECK_FALSE(r.bug);
+  }
+}
+
+TEST_CASE("the values a read between the try and the wait may see are all reached", "[status][explore]") {
+  // Thread 1 reads the atomic A after its try: 0 or 1, whichever way the try went.
+  std::int64_t atomic_word = 0;
+  std::set<std::int64_t> seen;
+  std::int64_t last = -1;
+  FunctionProgram prog(
+      threads(2),
+      [&] {
+        if (P::thread_idx() == 0) smem_bar(0).init(1);
+        P::sync_threads();
+        if (P::thread_idx() == 0) {
+          P::atomic_store(&atomic_word, 1);
+          smem_bar(0).arrive();
+        } else {
+          const auto status = smem_bar(0).try_wait_status(0);
+          last = P::atomic_load(&atomic_word);
+          smem_bar(0).wait(status);
+        }
+      },
+      [&] { atomic_word = 0; },
+      [&]() -> std::optional<std::string> {
+        seen.insert(last);
+        return std::nullopt;
+      });
+  const ExploreResult r = explore_all(prog);
+  CHECK_FALSE(r.bug);
+  CHECK(seen == std::set<std::int64_t>{0, 1});
+}
+
+TEST_CASE("a try status belongs to the thread and the barrier whose try made it", "[status][misuse]") {
+  const std::string which = GENERATE("another barrier", "no try");
+  INFO("a wait on a status of " << which);
+  FunctionProgram prog(threads(1), [which] {
+    smem_bar(0).init(1);
+    smem_bar(1).init(1);
+    smem_bar(0).arrive();
+    if (which == "another barrier")
+      smem_bar(1).wait(smem_bar(0).try_wait_status(0));
+    else
+      smem_bar(0).wait(P::WaitStatus{});
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::misuse);
+  CHECK(r.bug->misuse == MisuseKind::bad_token);
+}
+
+TEST_CASE("a try no wait reads still happens: a try for the next phase after one's own arrive is aliasing",
+          "[status][aliasing]") {
+  // b counts 2. If thread 1 runs first, its try for phase 1 comes while b is in phase 0.
+  FunctionProgram prog(threads(2), [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(2);
+    P::sync_threads();
+    smem_bar(0).arrive();
+    if (P::thread_idx() == 1) (void)smem_bar(0).try_wait_status(1);
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::aliasing);
+}
+
+TEST_CASE("a consumer that never gets its phase deadlocks at the wait on its status", "[status][deadlock]") {
+  FunctionProgram prog(threads(2), [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(2);
+    P::sync_threads();
+    if (P::thread_idx() == 0) smem_bar(0).arrive();
+    else smem_bar(0).wait(smem_bar(0).try_wait_status(0));
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::deadlock);
+}
