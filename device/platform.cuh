@@ -159,6 +159,19 @@ struct DevicePlatform {
       }
     }
   }
+  // The parity-only forms: the bit is the PTX operand itself.
+  __device__ static void mbarrier_wait_parity_bit(Barrier& b, std::uint32_t parity) {
+    mbarrier_wait_parity(b, static_cast<std::int64_t>(parity & 1));
+  }
+  __device__ static bool mbarrier_test_wait_parity_bit(Barrier& b, std::uint32_t parity) {
+    return mbarrier_test_wait_parity(b, static_cast<std::int64_t>(parity & 1));
+  }
+  __device__ static bool mbarrier_try_wait_parity_bit(Barrier& b, std::uint32_t parity) {
+    return mbarrier_try_wait_parity(b, static_cast<std::int64_t>(parity & 1));
+  }
+  __device__ static WaitStatus mbarrier_try_wait_parity_bit_status(Barrier& b, std::uint32_t parity) {
+    return mbarrier_try_wait_parity_status(b, static_cast<std::int64_t>(parity & 1));
+  }
   __device__ static WaitStatus mbarrier_try_wait_parity_status(Barrier& b, std::int64_t phase) {
     return {phase, mbarrier_try_wait_parity(b, phase)};
   }

@@ -144,6 +144,7 @@ __global__ void mbarrier_ops(const std::uint32_t* src, std::uint32_t* out) {
     out[0] = P::mbarrier_pending_count(t);
     a.arrive();
     out[1] = a.test_wait(t) && a.try_wait(t);
+    a.wait(t);  // the blocking wait on a token of a completed phase returns
     // b: tx bytes expected and completed by hand, then the arrival completes phase 0.
     b.expect_tx(16);
     b.complete_tx(16);
@@ -160,7 +161,7 @@ __global__ void mbarrier_ops(const std::uint32_t* src, std::uint32_t* out) {
     P::fence_proxy_async_shared_cta();
     d.arrive_expect_tx(16);
     P::cp_async_bulk_global_to_shared(buf, src, 16, d.raw());
-    d.wait(0);
+    d.wait(d.try_wait_status(0));  // try then wait on its status (CUTLASS's consumer_try_wait)
     for (int i = 0; i < 4; ++i) out[4 + i] = P::load(buf + i);
   }
   P::sync_threads();

@@ -74,6 +74,27 @@ struct HostPlatform {
     rt().at(site);
     return poll(b, t.phase, OpKind::try_wait, &t);
   }
+  // Parity-only forms (the PTX operand as CUTLASS passes it: a phase bit). The host reads
+  // the bit against what the thread knows of the barrier (Runtime::phase_for_parity).
+  static void mbarrier_wait_parity_bit(Barrier& b, std::uint32_t parity, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().wait(b, rt().phase_for_parity(b, parity));
+  }
+  [[gnu::always_inline]] static bool mbarrier_test_wait_parity_bit(Barrier& b, std::uint32_t parity,
+                                                                   CallSite site = CallSite::current()) {
+    rt().at(site);
+    return poll(b, rt().phase_for_parity(b, parity), OpKind::test_wait, nullptr);
+  }
+  [[gnu::always_inline]] static bool mbarrier_try_wait_parity_bit(Barrier& b, std::uint32_t parity,
+                                                                  CallSite site = CallSite::current()) {
+    rt().at(site);
+    return poll(b, rt().phase_for_parity(b, parity), OpKind::try_wait, nullptr);
+  }
+  static WaitStatus mbarrier_try_wait_parity_bit_status(Barrier& b, std::uint32_t parity,
+                                                        CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().try_wait_status(b, rt().phase_for_parity(b, parity));
+  }
   static std::uint32_t mbarrier_pending_count(Token t) { return rt().pending_count(t); }
   // Blocking wait on the phase of a state token (try_wait with the token, in a loop).
   static void mbarrier_wait(Barrier& b, Token t, CallSite site = CallSite::current()) {

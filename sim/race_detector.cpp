@@ -11,7 +11,29 @@ void join(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& fr
 }
 }  // namespace
 
+void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
+  if (into.size() < from.size()) into.resize(from.size());
+  for (std::size_t b = 0; b < from.size(); ++b) {
+    const Known& f = from[b];
+    Known& k = into[b];
+    if (f.incarnation > k.incarnation || (f.incarnation == k.incarnation && f.phase > k.phase)) k = f;
+  }
+}
+
+std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
+  if (a >= known_.size() || barrier >= known_[a].size() || barrier >= incarnation_.size()) return -1;
+  const Known& k = known_[a][barrier];
+  return k.incarnation == incarnation_[barrier] ? k.phase : -1;
+}
+
+void RaceDetector::barrier_init(std::uint32_t barrier) {
+  if (incarnation_.size() <= barrier) incarnation_.resize(barrier + 1, 0);
+  ++incarnation_[barrier];
+}
+
 void RaceDetector::reset(std::size_t agents) {
+  known_.assign(agents, {});
+  incarnation_.clear();
   clocks_.resize(agents);
   step_.assign(agents, 0);
   for (std::size_t a = 0; a < agents; ++a) {
@@ -30,6 +52,8 @@ void RaceDetector::add_agent(AgentId id, AgentId parent) {
     clocks_.resize(id + 1);
     step_.resize(id + 1, 0);
   }
+  if (known_.size() <= id) known_.resize(id + 1);
+  known_[id] = known_[parent];
   clocks_[id] = clocks_[parent];
   if (clocks_[id].size() <= id) clocks_[id].resize(id + 1, 0);
   clocks_[id][id] = 1;
@@ -51,11 +75,20 @@ std::vector<std::uint32_t>& RaceDetector::released_clock(std::uint32_t barrier, 
     slot = r.phase[0] < r.phase[1] ? 0 : 1;  // reuse the older phase's slot
     r.phase[slot] = phase;
     r.clock[slot].clear();
+    r.known[slot].clear();
   }
   return r.clock[slot];
 }
 
+RaceDetector::Knowledge& RaceDetector::released_knowledge(std::uint32_t barrier, std::int64_t phase) {
+  released_clock(barrier, phase);  // finds (or makes) the phase's slot
+  Released& r = released_[barrier];
+  return r.known[r.phase[0] == phase ? 0 : 1];
+}
+
 void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  if (known_.size() <= a) known_.resize(a + 1);
+  join_knowledge(released_knowledge(barrier, phase), known_[a]);
   join(released_clock(barrier, phase), clocks_[a]);
   ++clocks_[a][a];  // what a does next is not covered by this release
 }
@@ -68,16 +101,30 @@ void RaceDetector::release_own(AgentId a, std::uint32_t barrier, std::int64_t ph
 }
 
 void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
+  if (known_.size() <= a) known_.resize(a + 1);
+  Knowledge& mine = known_[a];
+  if (mine.size() <= barrier) mine.resize(barrier + 1);
+  const std::uint32_t now = barrier < incarnation_.size() ? incarnation_[barrier] : 0;
+  if (mine[barrier].incarnation != now || mine[barrier].phase < phase) mine[barrier] = {now, phase};
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];
   for (int slot = 0; slot < 2; ++slot)
-    if (r.phase[slot] == phase) join(clocks_[a], r.clock[slot]);
+    if (r.phase[slot] == phase) {
+      join(clocks_[a], r.clock[slot]);
+      join_knowledge(known_[a], r.known[slot]);
+    }
 }
 
 void RaceDetector::join_all(const std::vector<AgentId>& agents) {
   std::vector<std::uint32_t> all;
-  for (AgentId a : agents) join(all, clocks_[a]);
+  Knowledge known;
   for (AgentId a : agents) {
+    join(all, clocks_[a]);
+    join_knowledge(known, known_[a]);
+  }
+  for (AgentId a : agents) {
+    join_knowledge(known_[a], known);
     join(clocks_[a], all);
     ++clocks_[a][a];
   }

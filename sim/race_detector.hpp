@@ -46,12 +46,26 @@ class RaceDetector {
   void fence_async(AgentId a);                        // fence.proxy.async by a
   void store_read(AgentId store, AgentId issuer);     // a bulk store finished reading smem
   void acquire_stores(AgentId issuer);                // wait_group.read: its stores' reads done
+  // What `a` knows of a barrier through happens-before: the newest phase of its current
+  // incarnation whose completion happens before a's present (a wait or poll that saw it
+  // complete, by a itself or by anyone whose past flows to a through releases and syncs);
+  // -1 (the phase before init) when nothing more. Parity-only waits are read against it.
+  std::int64_t known_phase(AgentId a, std::uint32_t barrier) const;
+  void barrier_init(std::uint32_t barrier);  // a new incarnation: earlier knowledge is void
   // Records an access (`async`: by the async proxy, i.e. a bulk copy or store); returns the
   // first race it completes.
   std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write, bool async = false);
 
  private:
   using VClock = std::vector<std::uint32_t>;
+  // Phase knowledge, joined along every happens-before edge as the clocks are; index:
+  // barrier id. A phase of an older incarnation than the barrier's current one is void.
+  struct Known {
+    std::uint32_t incarnation = 0;
+    std::int64_t phase = -1;
+  };
+  using Knowledge = std::vector<Known>;
+  static void join_knowledge(Knowledge& into, const Knowledge& from);
   struct Epoch {
     AgentId agent = ~0u;  // ~0u: none
     std::uint32_t clock = 0;
@@ -83,7 +97,11 @@ class RaceDetector {
   struct Released {
     std::int64_t phase[2] = {INT64_MIN, INT64_MIN};
     VClock clock[2];
+    Knowledge known[2];
   };
+  Knowledge& released_knowledge(std::uint32_t barrier, std::int64_t phase);
+  std::vector<Knowledge> known_;            // per agent
+  std::vector<std::uint32_t> incarnation_;  // per barrier: inits so far
   std::vector<Released> released_;  // index: barrier id
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
   std::uintptr_t cached_page_ = ~std::uintptr_t{0};

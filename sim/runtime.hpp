@@ -366,6 +366,11 @@ class Runtime {
   // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
   static constexpr std::size_t kSnapshotLimit = 3 * 1024;
   std::uint32_t pending_count(const MbarrierToken& token);
+  // The full phase a parity-only wait of the current thread means: the phase it knows
+  // complete (through happens-before; -1 before anything) if the parity is that phase's, else
+  // the one after. A wait answered by a later phase of the same parity is then aliasing,
+  // while a thread that skips phases it knows (through others) completed is not.
+  std::int64_t phase_for_parity(MbarrierState& bar, std::uint32_t parity);
   // try_wait.parity whose answer only wait_status reads: deferred (see the top of this file).
   TryWaitStatus try_wait_status(MbarrierState& bar, std::int64_t phase);
   // Blocks until the phase of `status` completes, unless its try found it complete.

@@ -167,6 +167,7 @@ void Runtime::init(MbarrierState& bar, std::int64_t count) {
   info(bar);
   if (!schedule_point({OpKind::init, &bar, count})) return;
   perform([&] { bar.init(count); });
+  races_.barrier_init(bar.id);
   barrier_changed(bar, true);
   record(*current_, &bar);
   observe({current_->id, current_->op, 0, false});
@@ -283,6 +284,14 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   record(a, &bar);
   observe({a.id, a.op, bar.phase, false, complete});
   return complete;
+}
+
+std::int64_t Runtime::phase_for_parity(MbarrierState& bar, std::uint32_t parity) {
+  info(bar);
+  if (over_ || !current_) return 0;
+  perform_deferred_try();  // its answer may add to what this thread knows
+  const std::int64_t known = races_.known_phase(current_->id, bar.id);
+  return (known & 1) == static_cast<std::int64_t>(parity & 1) ? known : known + 1;
 }
 
 TryWaitStatus Runtime::try_wait_status(MbarrierState& bar, std::int64_t phase) {

@@ -71,6 +71,19 @@ class Mbarrier {
   MBCHECK_HD void wait(WaitStatus status, CallSite site = CallSite::current()) const {
     MBCHECK_CALL_P(mbarrier_wait_status, *raw_, status);
   }
+  // Parity-only waits: `parity` is the phase bit (CUTLASS's PipelineState::phase()).
+  MBCHECK_HD void wait_parity(std::uint32_t parity, CallSite site = CallSite::current()) const {
+    MBCHECK_CALL_P(mbarrier_wait_parity_bit, *raw_, parity);
+  }
+  MBCHECK_HD bool test_wait_parity(std::uint32_t parity, CallSite site = CallSite::current()) const {
+    MBCHECK_CALL_P(mbarrier_test_wait_parity_bit, *raw_, parity);
+  }
+  MBCHECK_HD bool try_wait_parity(std::uint32_t parity, CallSite site = CallSite::current()) const {
+    MBCHECK_CALL_P(mbarrier_try_wait_parity_bit, *raw_, parity);
+  }
+  MBCHECK_HD WaitStatus try_wait_parity_status(std::uint32_t parity, CallSite site = CallSite::current()) const {
+    MBCHECK_CALL_P(mbarrier_try_wait_parity_bit_status, *raw_, parity);
+  }
 #undef MBCHECK_CALL_P
   MBCHECK_HD typename P::Barrier& raw() const { return *raw_; }
 

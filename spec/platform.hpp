@@ -27,6 +27,10 @@
 //   P::mbarrier_wait_parity(Barrier&, int64_t phase)            blocking wait: a try_wait loop
 //                          on the device (bounded by a watchdog), one blocking step on the host
 //   P::mbarrier_wait(Barrier&, Token)                           blocking wait on a state token
+//   P::mbarrier_wait_parity_bit(Barrier&, uint32_t parity), P::mbarrier_test_wait_parity_bit,
+//   P::mbarrier_try_wait_parity_bit -> bool, P::mbarrier_try_wait_parity_bit_status -> WaitStatus
+//                          the same waits given only the phase bit, as CUTLASS and Mojo pass it
+//                          (see "Phases")
 //   P::mbarrier_try_wait_parity_status(Barrier&, int64_t phase) -> WaitStatus
 //                          try_wait.parity, its answer kept for mbarrier_wait_status (a
 //                          status belongs to the thread and the barrier that made it)
@@ -74,6 +78,11 @@
 //   phase before init, complete from the start. Hardware sees only the parity (phase & 1);
 //   the host also checks that the phase is the barrier's current or preceding one, which is
 //   how it catches phase aliasing (a waiter two phases behind gets a wrong parity answer).
+//   The _parity_bit forms take the bit alone. The host reads it as the phase the thread
+//   knows complete (through happens-before: its own waits, and what releases and syncs carry
+//   from others; -1 at first) when the bit is that phase's parity, else the phase after, and
+//   checks that phase as above: a wait answered by a phase two ahead of it is aliasing, and a
+//   thread that skips phases others consumed (a persistent ping-pong consumer) is not.
 #pragma once
 
 #include <cstdint>
