@@ -179,6 +179,14 @@ struct DevicePlatform {
     if (!status.done) mbarrier_wait_parity(b, status.phase);
   }
 
+  // --- named barriers (bar.sync / bar.arrive with an id and a thread count) -----------------
+  __device__ static void bar_sync(std::uint32_t id, std::uint32_t count) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+  }
+  __device__ static void bar_arrive(std::uint32_t id, std::uint32_t count) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+  }
+
   // --- async copies, fences, block sync -----------------------------------------------------
   // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes; a CTA-local address
   // is a valid .shared::cluster address of this CTA.

@@ -142,6 +142,16 @@ struct HostPlatform {
     rt().at(site);
     rt().fence_proxy_async();
   }
+  // bar.sync id, count / bar.arrive id, count: named barrier `id` (0..15) of this CTA for
+  // `count` threads (a multiple of the warp size).
+  static void bar_sync(std::uint32_t id, std::uint32_t count, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().named_barrier(id, count, true);
+  }
+  static void bar_arrive(std::uint32_t id, std::uint32_t count, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().named_barrier(id, count, false);
+  }
   static void sync_threads(CallSite site = CallSite::current()) {
     rt().at(site);
     rt().block_sync();

@@ -18,6 +18,7 @@ std::string_view to_string(MisuseKind kind) {
     case MisuseKind::expect_tx_completes: return "expect-tx-completes";
     case MisuseKind::bad_token: return "bad-token";
     case MisuseKind::tma_misaligned: return "tma-misaligned";
+    case MisuseKind::named_barrier: return "named-barrier";
   }
   return "?";
 }
@@ -78,7 +79,7 @@ void MbarrierState::check_arrive_on(std::int64_t count, std::string_view op) con
   if (count < 1 || count > kMaxArriveCount)
     throw MisuseError(MisuseKind::count_out_of_range,
                       fmt::format("{}: count {} outside [1, 2^20-1]", op, count));
-  if (phase > 0 && !phase_observed)
+  if (!named && phase > 0 && !phase_observed)
     throw MisuseError(MisuseKind::missing_wait,
                       fmt::format("{} in phase {} but no wait returned true for phase {} "
                                   "(PTX 'missing wait' rule) ({})",

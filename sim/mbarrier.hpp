@@ -29,6 +29,9 @@ enum class MisuseKind : std::uint8_t {
   expect_tx_completes,  // expect_tx brings tx to 0 with pending 0: unspecified by PTX
   bad_token,            // token from another barrier, or pending_count on a non-noComplete token
   tma_misaligned,       // cp.async.bulk size/address not a multiple of 16
+  named_barrier,        // bar.sync/bar.arrive: id outside 0..15, a count that is not a positive
+                        // multiple of the warp size within the CTA, or uses of one id that
+                        // disagree on the count
 };
 
 std::string_view to_string(MisuseKind kind);
@@ -62,6 +65,9 @@ struct MbarrierState {
   std::uint32_t pending = 0;   // arrivals still missing in the current phase
   std::int32_t tx = 0;         // pending transaction bytes (signed: copies may land early)
   std::uint64_t version = 0;   // bumped on every state change (spin-loop detection)
+  // The counter behind a named barrier (bar.sync/bar.arrive), not an mbarrier: arrivals
+  // need no wait on the phase before (surplus arrivals are legal there, if rarely meant).
+  bool named = false;
 
   // --- instructions ------------------------------------------------------------------
   // Each returns whether the current phase completed because of it (the runtime wakes

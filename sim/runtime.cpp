@@ -209,6 +209,7 @@ std::string Runtime::describe_op(const Agent& a) const {
     case OpKind::init: return fmt::format("init {} count {}", bar, op.arg);
     case OpKind::inval: return fmt::format("inval {}", bar);
     case OpKind::arrive:
+      if (op.bar && op.bar->named) return fmt::format("bar.arrive {} ({} threads)", bar, op.bar->expected);
       return op.arg == 1 && !op.no_complete
                  ? fmt::format("arrive {}", bar)
                  : fmt::format("arrive{} {} count {}", op.no_complete ? ".noComplete" : "", bar, op.arg);
@@ -219,6 +220,8 @@ std::string Runtime::describe_op(const Agent& a) const {
     case OpKind::wait:
     case OpKind::test_wait:
     case OpKind::try_wait:
+      if (op.bar && op.bar->named)
+        return fmt::format("bar.sync {} ({} threads): wait for generation {}", bar, op.bar->expected, op.arg);
       return fmt::format("{} {} for phase {} (parity {}){}", op.kind == OpKind::wait ? "wait" : to_string(op.kind),
                          bar, op.arg, op.arg & 1, op.await ? ", spinning" : "");
     case OpKind::bulk_copy: return fmt::format("cp.async.bulk {} B -> {}", op.arg, bar);
@@ -620,6 +623,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     cta.smem.assign(shape_.smem_bytes + 128, 0);
     cta.live_threads = shape_.threads_per_cta;
     cta.at_sync.clear();
+    for (MbarrierState& nb : cta.named) nb = MbarrierState{};
   }
   try {
     program.reset();

@@ -381,6 +381,8 @@ class Runtime {
   void bulk_wait_read();      // blocks until this thread's committed stores have read smem
   void fence_proxy_async();   // generic-proxy writes so far become visible to the async proxy
   void block_sync();
+  // bar.arrive / bar.sync on the CTA's named barrier `id` for `count` threads (sim/runtime_operations.cpp).
+  void named_barrier(std::uint32_t id, std::uint32_t count, bool sync);
   std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
   // A load or store of protocol data (not a scheduling point): checked for races.
   void data_access(const void* addr, std::size_t bytes, bool write);
@@ -396,8 +398,10 @@ class Runtime {
     // for a phase ahead of the barrier): a new phase can disable them.
     std::vector<AgentId> fragile_waits;
   };
+  static constexpr std::uint32_t kNamedBarriers = 16;  // bar.sync ids 0..15
   struct CtaInfo {
     std::vector<unsigned char> smem;
+    MbarrierState named[kNamedBarriers];  // the counters behind bar.sync / bar.arrive
     std::uint32_t live_threads = 0;
     std::vector<AgentId> at_sync;
     std::uint64_t release_step = 0;  // the step that released the last sync_threads

@@ -48,6 +48,11 @@
 //                          needed between a thread's ordinary stores to shared memory and
 //                          the async proxy (a TMA store) reading them
 //   P::sync_threads()                                           __syncthreads (bar.sync 0)
+//   P::bar_sync(uint32_t id, uint32_t count)                    bar.sync id, count: named
+//                          barrier id (0..15) for count threads (a multiple of the warp
+//                          size); an arrival (release) then a wait for the generation (acquire)
+//   P::bar_arrive(uint32_t id, uint32_t count)                  bar.arrive id, count: the
+//                          arrival alone (spec/named_barrier.hpp wraps both)
 // Thread identity
 //   P::thread_idx(), P::block_dim(), P::block_idx(), P::grid_dim(), P::warp_size(),
 //   P::warp_idx(), P::lane_idx(), P::elect_one() (true in exactly one lane of the warp)

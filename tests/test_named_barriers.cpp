@@ -1,0 +1,143 @@
+// Named barriers (bar.sync / bar.arrive with an id and a thread count), as CUTLASS's
+// NamedBarrier and FlashAttention-3's warp-group scheduling use them.
+#include <catch2/catch.hpp>
+
+#include "sim/check.hpp"
+#include "sim/explore.hpp"
+#include "sim/host_platform.hpp"
+#include "spec/named_barrier.hpp"
+
+using namespace mbcheck::sim;
+using P = HostPlatform;
+using Named = mbcheck::NamedBarrier<P>;
+
+namespace {
+std::int64_t* smem_word(int i) { return reinterpret_cast<std::int64_t*>(P::shared_memory() + 1024) + i; }
+
+// Warps of 4 lanes keep the shapes small; counts are multiples of 4.
+LaunchShape warps(std::uint32_t n) {
+  LaunchShape shape;
+  shape.warp_size = 4;
+  shape.threads_per_cta = 4 * n;
+  shape.smem_bytes = 2048;
+  return shape;
+}
+
+ExploreResult explore_all(Program& prog) {
+  ExploreOptions o;
+  o.stop_at_first_bug = false;
+  return explore(prog, o);
+}
+}  // namespace
+
+TEST_CASE("bar.arrive publishes to the threads that bar.sync the same generation", "[named][explore]") {
+  // Warp 0 stores, then arrives on barrier 1 for 8 threads; warp 1 syncs on it and reads.
+  FunctionProgram prog(warps(2), [] {
+    const Named ready(8, 1);
+    if (P::warp_idx() == 0) {
+      P::store(smem_word(static_cast<int>(P::lane_idx())), std::int64_t{10} + P::lane_idx());
+      ready.arrive();
+    } else {
+      ready.sync();
+      for (int i = 0; i < 4; ++i) P::check(P::load(smem_word(i)) == 10 + i, "published word");
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("a store after the arrive races with the reader", "[named][race]") {
+  FunctionProgram prog(warps(2), [] {
+    const Named ready(8, 1);
+    if (P::warp_idx() == 0) {
+      ready.arrive();
+      P::store(smem_word(static_cast<int>(P::lane_idx())), std::int64_t{1});
+    } else {
+      ready.sync();
+      (void)P::load(smem_word(static_cast<int>(P::lane_idx())));
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::race);
+}
+
+TEST_CASE("bar.sync waits for the whole count: too few participants deadlock", "[named][deadlock]") {
+  // Barrier 2 counts 12 threads but only two warps (8 threads) ever come.
+  FunctionProgram prog(warps(3), [] {
+    if (P::warp_idx() < 2) Named(12, 2).sync();
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::deadlock);
+  CHECK_THAT(r.bug->message, Catch::Contains("barrier 2"));
+}
+
+TEST_CASE("rounds of bar.sync over the CTA run in one execution", "[named][explore][size]") {
+  const std::uint32_t n = GENERATE(2u, 8u, 32u);
+  INFO(n << " warps of 4 lanes x 4 rounds");
+  FunctionProgram prog(warps(n), [n] {
+    for (int r = 0; r < 4; ++r) {
+      P::store(smem_word(static_cast<int>(P::thread_idx())), std::int64_t{r});
+      Named(4 * n, 3).sync();
+      P::check(P::load(smem_word(static_cast<int>((P::thread_idx() + 1) % (4 * n)))) == r, "a neighbour's word");
+      Named(4 * n, 4).sync();  // the next round's stores wait for every read of this one
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("named-barrier misuses: id, count, disagreeing counts", "[named][misuse]") {
+  auto [what, body] = GENERATE(table<std::string, std::function<void()>>({
+      {"id 16", [] { Named(8, 16).sync(); }},
+      {"count not a multiple of the warp size", [] { Named(6, 1).sync(); }},
+      {"count above the CTA", [] { Named(12, 1).sync(); }},
+      {"two counts for one id", [] { Named(P::warp_idx() == 0 ? 8 : 4, 1).arrive(); }},
+  }));
+  INFO(what);
+  FunctionProgram prog(warps(2), body);
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::misuse);
+  CHECK(r.bug->misuse == MisuseKind::named_barrier);
+}
+
+TEST_CASE("a surplus arrival completes a generation without the thread it was meant to wait for",
+          "[named][race]") {
+  // flashinfer PR #4732's shape: the math warp arrives for tile t and t+1 (count: math + IO)
+  // before the IO warp synced tile t, so tile t+1's generation completes with the math warp's
+  // two arrivals while the IO warp still reads tile t's buffer, which math then overwrites.
+  const bool surplus = GENERATE(false, true);
+  INFO((surplus ? "math arrives twice per tile" : "math arrives once per tile"));
+  FunctionProgram prog(warps(2), [surplus] {
+    const Named tile_ready(8, 5), tile_free(8, 6);
+    const int lane = static_cast<int>(P::lane_idx());
+    for (int t = 0; t < 2; ++t) {
+      if (P::warp_idx() == 0) {  // math: write the buffer, hand it to IO, wait until IO is done
+        if (t > 0) tile_free.sync();
+        P::store(smem_word(lane), std::int64_t{t});
+        tile_ready.arrive();
+        if (surplus && t == 0) tile_ready.arrive();  // the early-return path's arrive, then the loop's
+      } else {  // IO: wait for the buffer, read it, give it back
+        tile_ready.sync();
+        P::check(P::load(smem_word(lane)) == t, "IO reads the tile it waited for");
+        if (t == 0) tile_free.arrive();
+      }
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  if (surplus) {
+    REQUIRE(r.bug);
+    INFO(r.bug->message);
+    CHECK((r.bug->verdict == Verdict::race || r.bug->verdict == Verdict::assertion ||
+           r.bug->verdict == Verdict::deadlock));
+  } else {
+    CHECK_FALSE(r.bug);
+    CHECK(r.stats.complete);
+  }
+}
