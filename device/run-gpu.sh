@@ -39,7 +39,7 @@ note "nvcc: $(nvcc --version | tail -1)"
 
 NVCC_FLAGS=(-std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a --Werror=all-warnings -I. -Xptxas -v)
 built=1
-for exe in test_residual_add test_spec_paths litmus_runner trace_residual_add bench_residual_add; do
+for exe in test_residual_add test_spec_paths test_warp_specialized litmus_runner trace_residual_add bench_residual_add; do
   step "build $exe" "$OUT/build.log" nvcc "${NVCC_FLAGS[@]}" "device/$exe.cu" -o "$BIN/$exe" || built=0
 done
 [ $built -eq 1 ] || { note "build failed: see build.log"; exit 1; }
@@ -70,6 +70,15 @@ done
 step "correct kernels after the mutations" "$OUT/gpu-tests.log" "$BIN/test_residual_add" --quick
 step "gpu test spec paths (every pipeline API form, every Mbarrier member)" "$OUT/gpu-tests.log" "$BIN/test_spec_paths"
 grep -E "^(pipeline_paths|mbarrier_ops)" "$OUT/gpu-tests.log" | tail -4 >>"$SUMMARY"
+
+step "gpu test warp-specialized (ping-pong: phase bits + named barriers; try-then-wait statuses)" "$OUT/gpu-tests.log" \
+  "$BIN/test_warp_specialized"
+grep -E "^(pingpong|tma-pipeline|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -6 >>"$SUMMARY"
+for tool in racecheck synccheck; do
+  step "compute-sanitizer $tool warp-specialized --quick" "$OUT/sanitizer.log" \
+    compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_warp_specialized" --quick
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
+done
 
 step "gpu litmus runner" "$OUT/gpu-tests.log" "$BIN/litmus_runner" "$OUT/litmus_observed.txt" "${LITMUS_LAUNCHES:-25}"
 tail -1 "$OUT/gpu-tests.log" >>"$SUMMARY"

@@ -421,3 +421,32 @@ TEST_CASE("k bulk copies landing on one barrier run in one execution", "[explore
   CHECK(r.stats.complete);
   CHECK(r.stats.executions == 1);
 }
+
+TEST_CASE("the bundled ping-pong mainloop (phase bits, named barriers) verifies at full size in one execution",
+          "[explore][dpor][size][pingpong]") {
+  // Two consumer warp groups of 128 threads on alternate tiles: each skips the phases the
+  // other consumed, which its parity waits get right through the order barriers.
+  const std::string stages = GENERATE("2", "4");
+  auto prog = make_protocol("pingpong", {{"stages", stages}, {"tiles", "6"}});
+  const ExploreResult r = explore(*prog, ExploreOptions{});
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("the ping-pong mainloop's mutations are found at full size, with their kinds", "[explore][dpor][zoo][pingpong]") {
+  auto [mutation, kind, misuse] = GENERATE(table<std::string, Verdict, std::optional<MisuseKind>>({
+      // group 0's wait of its second tile returns at once: it releases a stage early and the
+      // producer arrives on a full barrier whose phase is still open
+      {"no-order", Verdict::misuse, MisuseKind::over_arrival},
+      {"order-count-mismatch", Verdict::misuse, MisuseKind::named_barrier},
+      {"double-arrive", Verdict::misuse, MisuseKind::over_arrival},
+      {"producer-start-bit-0", Verdict::deadlock, std::nullopt},
+  }));
+  INFO(mutation);
+  auto prog = make_protocol("pingpong", {{"mutation", mutation}});
+  const ExploreResult r = explore(*prog, ExploreOptions{});
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == kind);
+  CHECK(r.bug->misuse == misuse);
+}
