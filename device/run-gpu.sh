@@ -72,11 +72,11 @@ step "gpu test spec paths (every pipeline API form, every Mbarrier member)" "$OU
 grep -E "^(pipeline_paths|mbarrier_ops)" "$OUT/gpu-tests.log" | tail -4 >>"$SUMMARY"
 
 step "gpu test warp-specialized (ping-pong: phase bits + named barriers; try-then-wait statuses)" "$OUT/gpu-tests.log" \
-  "$BIN/test_warp_specialized"
+  timeout 120 "$BIN/test_warp_specialized"
 grep -E "^(pingpong|tma-pipeline|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -6 >>"$SUMMARY"
 for tool in racecheck synccheck; do
   step "compute-sanitizer $tool warp-specialized --quick" "$OUT/sanitizer.log" \
-    compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_warp_specialized" --quick
+    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_warp_specialized" --quick
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
 done
 

@@ -1,8 +1,7 @@
 // The warp-specialized protocols of spec/ on the GPU: the ping-pong mainloop (phase-bit waits,
 // named barriers ordering two consumer warp groups) and the TMA mainloop with try-then-wait
 // consumers (P::WaitStatus), each checked bit for bit against sums computed on the host; then
-// the ping-pong's deadlocking mutation must end by the watchdog, and the no-order mutation's
-// wrong sums are recorded (an observation, not a pass/fail). Exit status 0 when all passed.
+// the ping-pong's deadlocking mutation must end by the watchdog. Exit status 0 when all passed.
 #include <cstring>
 #include <vector>
 
@@ -96,6 +95,7 @@ int run_tma_try_then_wait(std::uint32_t consumers, std::uint32_t iterations, std
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line reaches the log even if a kernel hangs
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;  // correct kernels once (sanitizers)
   int failures = 0;
   for (int run = 0; run < (quick ? 1 : 10); ++run) {
@@ -113,17 +113,14 @@ int main(int argc, char** argv) {
     std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
   }
+  // The deadlock mutation with one tile: group 1 has no tile, so no thread is left on a named
+  // barrier (bar.sync has no timeout: only mbarrier waits are bounded by the watchdog).
   MBCHECK_CUDA(dev::watchdog_set_budget(200'000'000ull));
   unsigned long long fired = 0;
-  run_pingpong<2>(PingPongMutation::producer_start_bit_0, 8, 2, 256, &fired);
-  std::printf("pingpong mutation producer-start-bit-0: watchdog %s\n", fired ? "fired (deadlock ended)" : "DID NOT fire");
+  run_pingpong<2>(PingPongMutation::producer_start_bit_0, 1, 2, 256, &fired);
+  std::printf("pingpong mutation producer-start-bit-0 (emulator: deadlock): watchdog %s\n",
+              fired ? "fired (deadlock ended)" : "DID NOT fire");
   failures += fired == 0;
-  int worst = 0;
-  for (int run = 0; run < 20; ++run) {
-    const int w = run_pingpong<2>(PingPongMutation::no_order, 64, 4, 256, &fired);
-    worst = std::max(worst, w < 0 ? 0 : w);
-  }
-  std::printf("pingpong mutation no-order (observed, not judged): at most %d wrong sums in a run of 20\n", worst);
   MBCHECK_CUDA(dev::watchdog_set_budget(dev::kDefaultWatchdogCycles));
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
