@@ -129,34 +129,28 @@ void patterns() {
                       while (!smem_bar(0).try_wait(0)) {
                       }
                   }));
-  for (std::uint32_t c : {1u, 2u, 3u})
-    print_pattern(fmt::format("bool try_wait-then-wait, {} consumer(s), 2 rounds", c), run_pattern(c + 1, [c] {
-                    if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(c);
-                    P::sync_threads();
-                    for (int r = 0; r < 2; ++r) {
-                      if (P::thread_idx() == 0) {
-                        smem_bar(1).wait(r - 1);
-                        smem_bar(0).arrive();
-                      } else {
-                        if (!smem_bar(0).try_wait(r)) smem_bar(0).wait(r);
+  // try_wait then a blocking wait if it failed: a bool the code branches on, or a status
+  // only the wait reads (CUTLASS's consumer_try_wait / consumer_wait).
+  for (bool status : {false, true})
+    for (std::uint32_t c : status ? std::vector<std::uint32_t>{1, 3, 128} : std::vector<std::uint32_t>{1, 2, 3})
+      print_pattern(fmt::format("{}, {} consumer(s), 2 rounds",
+                                status ? "try_wait status then wait(status)" : "bool try_wait-then-wait", c),
+                    run_pattern(c + 1, [c, status] {
+                      if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(c);
+                      P::sync_threads();
+                      for (int r = 0; r < 2; ++r) {
+                        if (P::thread_idx() == 0) {
+                          smem_bar(1).wait(r - 1);
+                          smem_bar(0).arrive();
+                          continue;
+                        }
+                        if (status)
+                          smem_bar(0).wait(smem_bar(0).try_wait_status(r));
+                        else if (!smem_bar(0).try_wait(r))
+                          smem_bar(0).wait(r);
                         smem_bar(1).arrive();
                       }
-                    }
-                  }));
-  for (std::uint32_t c : {1u, 3u, 128u})
-    print_pattern(fmt::format("try_wait status then wait(status), {} consumer(s), 2 rounds", c), run_pattern(c + 1, [c] {
-                    if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(c);
-                    P::sync_threads();
-                    for (int r = 0; r < 2; ++r) {
-                      if (P::thread_idx() == 0) {
-                        smem_bar(1).wait(r - 1);
-                        smem_bar(0).arrive();
-                      } else {
-                        smem_bar(0).wait(smem_bar(0).try_wait_status(r));
-                        smem_bar(1).arrive();
-                      }
-                    }
-                  }));
+                    }));
   // The bundled CUTLASS-style TMA pipeline (spec/kernels/tma_pipeline.hpp), 4 iterations.
   for (bool try_first : {false, true})
     for (std::uint32_t stages : {2u, 4u})

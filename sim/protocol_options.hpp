@@ -50,6 +50,16 @@ class OptionReader {
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
     throw ShapeError(fmt::format("--{} {}: must be one of {}", name, v, list));
   }
+  // The "mutation" option as the enum whose value i names info.mutations[i - 1] (0: "none").
+  template <class Mutation>
+  Mutation mutation() {
+    std::vector<std::string> allowed{"none"};
+    allowed.insert(allowed.end(), info_.mutations.begin(), info_.mutations.end());
+    const std::string chosen = choice("mutation", allowed);
+    for (std::size_t i = 1; i < allowed.size(); ++i)
+      if (chosen == allowed[i]) return static_cast<Mutation>(i);
+    return Mutation{};
+  }
   const std::map<std::string, std::string>& values() const { return values_; }
 
  private:

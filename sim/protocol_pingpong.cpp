@@ -54,11 +54,7 @@ class PingPongProgram final : public BundledProgram {
     params_.tiles = static_cast<std::uint32_t>(r.integer("tiles", 1, 1u << 12));
     params_.k_blocks = static_cast<std::uint32_t>(r.integer("k-blocks", 1, 64));
     params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 16384));
-    std::vector<std::string> mutations{"none"};
-    mutations.insert(mutations.end(), kPingPong.mutations.begin(), kPingPong.mutations.end());
-    const std::string mutation = r.choice("mutation", mutations);
-    for (std::size_t i = 1; i < mutations.size(); ++i)
-      if (mutation == mutations[i]) params_.mutation = static_cast<PingPongMutation>(i);
+    params_.mutation = r.mutation<PingPongMutation>();
     if (params_.tile_elems % 4 != 0)
       throw ShapeError(fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes", params_.tile_elems));
     if (params_.group_threads % shape_.warp_size != 0)
@@ -66,7 +62,8 @@ class PingPongProgram final : public BundledProgram {
                                    params_.group_threads, shape_.warp_size));
     if ((params_.mutation == PingPongMutation::no_order || params_.mutation == PingPongMutation::double_arrive) &&
         params_.tiles < 3)
-      throw ShapeError("--mutation " + mutation + " needs --tiles 3 or more (group 0's second tile is where it bites)");
+      throw ShapeError(fmt::format("--mutation {} needs --tiles 3 or more (group 0's second tile is where it bites)",
+                                   r.values().at("mutation")));
     shape_.threads_per_cta = shape_.warp_size + 2 * params_.group_threads;
     if (shape_.threads_per_cta > 1024)
       throw ShapeError(fmt::format("{} threads per CTA: a CTA has at most 1024 threads", shape_.threads_per_cta));

@@ -74,11 +74,7 @@ class EpiLoadProgram final : public BundledProgram {
     shape_.ctas = static_cast<std::uint32_t>(r.integer("ctas", 1, 1024));
     shape_.copy_pieces = static_cast<std::uint32_t>(r.integer("copy-pieces", 1, 64));
     params_.beta = r.real("beta");
-    std::vector<std::string> mutations{"none"};
-    mutations.insert(mutations.end(), kEpiLoad.mutations.begin(), kEpiLoad.mutations.end());
-    const std::string mutation = r.choice("mutation", mutations);
-    for (std::size_t i = 1; i < mutations.size(); ++i)
-      if (mutation == mutations[i]) params_.mutation = static_cast<ResidualAddMutation>(i);
+    params_.mutation = r.mutation<ResidualAddMutation>();
     if (params_.mutation == ResidualAddMutation::single_stage_wrong_parity && stages_ != 1)
       throw ShapeError("--mutation single-stage-wrong-parity needs --stages 1");
 
@@ -323,11 +319,7 @@ class TmaPipelineProgram final : public BundledProgram {
     params_.iterations = static_cast<std::uint32_t>(r.integer("iterations", 1, 1u << 16));
     params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 16384));
     params_.try_wait_first = r.choice("consumer-wait", {"wait", "try-then-wait"}) == "try-then-wait";
-    std::vector<std::string> mutations{"none"};
-    mutations.insert(mutations.end(), kTmaPipeline.mutations.begin(), kTmaPipeline.mutations.end());
-    const std::string mutation = r.choice("mutation", mutations);
-    for (std::size_t i = 1; i < mutations.size(); ++i)
-      if (mutation == mutations[i]) params_.mutation = static_cast<TmaMainloopMutation>(i);
+    params_.mutation = r.mutation<TmaMainloopMutation>();
     if (params_.tile_elems % 4 != 0)
       throw ShapeError(fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes", params_.tile_elems));
     if (params_.mutation == TmaMainloopMutation::producer_skips_empty_wait && params_.iterations <= std::uint32_t(stages))

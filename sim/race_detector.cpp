@@ -20,10 +20,19 @@ void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
   }
 }
 
+RaceDetector::Knowledge& RaceDetector::knowledge(AgentId a) {
+  if (known_.size() <= a) known_.resize(a + 1);
+  return known_[a];
+}
+
+std::uint32_t RaceDetector::incarnation(std::uint32_t barrier) const {
+  return barrier < incarnation_.size() ? incarnation_[barrier] : 0;
+}
+
 std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
-  if (a >= known_.size() || barrier >= known_[a].size() || barrier >= incarnation_.size()) return -1;
+  if (a >= known_.size() || barrier >= known_[a].size()) return -1;
   const Known& k = known_[a][barrier];
-  return k.incarnation == incarnation_[barrier] ? k.phase : -1;
+  return k.incarnation == incarnation(barrier) ? k.phase : -1;
 }
 
 void RaceDetector::barrier_init(std::uint32_t barrier) {
@@ -87,8 +96,7 @@ RaceDetector::Knowledge& RaceDetector::released_knowledge(std::uint32_t barrier,
 }
 
 void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
-  if (known_.size() <= a) known_.resize(a + 1);
-  join_knowledge(released_knowledge(barrier, phase), known_[a]);
+  join_knowledge(released_knowledge(barrier, phase), knowledge(a));
   join(released_clock(barrier, phase), clocks_[a]);
   ++clocks_[a][a];  // what a does next is not covered by this release
 }
@@ -102,10 +110,9 @@ void RaceDetector::release_own(AgentId a, std::uint32_t barrier, std::int64_t ph
 
 void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
   // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
-  if (known_.size() <= a) known_.resize(a + 1);
-  Knowledge& mine = known_[a];
+  Knowledge& mine = knowledge(a);
   if (mine.size() <= barrier) mine.resize(barrier + 1);
-  const std::uint32_t now = barrier < incarnation_.size() ? incarnation_[barrier] : 0;
+  const std::uint32_t now = incarnation(barrier);
   if (mine[barrier].incarnation != now || mine[barrier].phase < phase) mine[barrier] = {now, phase};
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];

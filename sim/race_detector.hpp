@@ -100,6 +100,8 @@ class RaceDetector {
     Knowledge known[2];
   };
   Knowledge& released_knowledge(std::uint32_t barrier, std::int64_t phase);
+  Knowledge& knowledge(AgentId a);                       // a's, made on first use
+  std::uint32_t incarnation(std::uint32_t barrier) const;  // inits of it so far
   std::vector<Knowledge> known_;            // per agent
   std::vector<std::uint32_t> incarnation_;  // per barrier: inits so far
   std::vector<Released> released_;  // index: barrier id

@@ -310,7 +310,7 @@ void Runtime::perform_deferred_try() {
   const DeferredTry t = tries_[index];
   a.deferred_try = 0;
   // A poll of its own, at the try's call site, never a spin iteration (the thread's state
-  // when it made the try is gone); the caller's op and snapshot are kept around it.
+  // when it made the try is gone); the caller's call site and snapshot are kept around it.
   const CallSite caller = a.site;
   std::vector<unsigned char> snapshot;
   snapshot.swap(a.snapshot);
@@ -325,18 +325,16 @@ void Runtime::wait_status(MbarrierState& bar, const TryWaitStatus& status) {
   info(bar);
   if (over_ || !current_) return;
   Agent& a = *current_;
-  if (status.id == 0 || status.id > tries_.size() || tries_[status.id - 1].agent != a.id ||
-      tries_[status.id - 1].bar != &bar) {
+  const char* wrong = status.id == 0 ? "wait on a try_wait status that no try_wait returned"
+                      : status.id > tries_.size() || tries_[status.id - 1].agent != a.id
+                          ? "wait on a try_wait status of another thread (a status is a register of the thread "
+                            "whose try_wait made it)"
+                      : tries_[status.id - 1].bar != &bar ? "wait on a try_wait status of another barrier"
+                                                          : nullptr;
+  if (wrong) {
     // Reported as a step of its own (a poll: always enabled), as every misuse is.
     if (!schedule_point({OpKind::try_wait, &bar, 0})) return;
-    perform([&]() -> void {
-      throw MisuseError(MisuseKind::bad_token,
-                        status.id == 0 ? "wait on a try_wait status that no try_wait returned"
-                        : status.id > tries_.size() || tries_[status.id - 1].agent != a.id
-                            ? "wait on a try_wait status of another thread (a status is a register of the thread "
-                              "whose try_wait made it)"
-                            : "wait on a try_wait status of another barrier");
-    });
+    perform([&]() -> void { throw MisuseError(MisuseKind::bad_token, wrong); });
     return;
   }
   DeferredTry& t = tries_[status.id - 1];

@@ -6,13 +6,14 @@
 #include "sim/explore.hpp"
 #include "sim/host_platform.hpp"
 #include "spec/named_barrier.hpp"
+#include "tests/protocol_helpers.hpp"
 
 using namespace mbcheck::sim;
+using namespace mbcheck::sim::test;
 using P = HostPlatform;
 using Named = mbcheck::NamedBarrier<P>;
 
 namespace {
-std::int64_t* smem_word(int i) { return reinterpret_cast<std::int64_t*>(P::shared_memory() + 1024) + i; }
 
 // Warps of 4 lanes keep the shapes small; counts are multiples of 4.
 LaunchShape warps(std::uint32_t n) {
@@ -21,12 +22,6 @@ LaunchShape warps(std::uint32_t n) {
   shape.threads_per_cta = 4 * n;
   shape.smem_bytes = 2048;
   return shape;
-}
-
-ExploreResult explore_all(Program& prog) {
-  ExploreOptions o;
-  o.stop_at_first_bug = false;
-  return explore(prog, o);
 }
 }  // namespace
 

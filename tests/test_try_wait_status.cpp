@@ -10,28 +10,11 @@
 #include "sim/host_platform.hpp"
 #include "sim/strategy.hpp"
 #include "spec/mbarrier.hpp"
+#include "tests/protocol_helpers.hpp"
 
 using namespace mbcheck::sim;
+using namespace mbcheck::sim::test;
 using P = HostPlatform;
-using Bar = mbcheck::Mbarrier<P>;
-
-namespace {
-Bar smem_bar(int i) { return Bar(reinterpret_cast<P::Barrier*>(P::shared_memory())[i]); }
-std::int64_t* smem_word(int i) { return reinterpret_cast<std::int64_t*>(P::shared_memory() + 1024) + i; }
-
-LaunchShape threads(std::uint32_t n) {
-  LaunchShape shape;
-  shape.threads_per_cta = n;
-  shape.smem_bytes = 2048;
-  return shape;
-}
-
-ExploreResult explore_all(Program& prog) {
-  ExploreOptions o;
-  o.stop_at_first_bug = false;
-  return explore(prog, o);
-}
-}  // namespace
 
 TEST_CASE("a try status followed by its wait costs what one blocking wait does", "[status][explore][size]") {
   // Producer: `rounds` phases of full (count 1), each after the consumers released the last
