@@ -199,7 +199,9 @@ class DporSearch final : public Strategy, public StepObserver {
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
     acc[e.agent] = e.seq;
     record(step, e, index);
-    if (step.spawned != kNoAgent) first_clock_[step.spawned] = e.clock;
+    if (step.spawned != kNoAgent)
+      for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, step.spawned_count); ++i)
+        first_clock_[step.spawned + i] = e.clock;
     last_event_[step.agent] = index;
   }
 

@@ -152,6 +152,89 @@ struct HostPlatform {
     rt().at(site);
     rt().named_barrier(id, count, false);
   }
+  // clusters (sim/runtime_cluster.cpp)
+  static std::uint32_t cluster_ctarank() { return rt().cluster_rank(); }
+  static std::uint32_t cluster_nctarank() { return rt().launch().cluster_size(); }
+  static std::uint32_t cluster_idx() { return block_idx() / cluster_nctarank(); }
+  static std::uint32_t cluster_dim_x() { return rt().launch().cluster_x; }
+  static std::uint32_t cluster_dim_y() { return rt().launch().cluster_y; }
+  static std::uint32_t cluster_ctaid_x() { return cluster_ctarank() % cluster_dim_x(); }
+  static std::uint32_t cluster_ctaid_y() { return cluster_ctarank() / cluster_dim_x(); }
+  template <class T>
+  static T* map_shared_rank(T* p, std::uint32_t rank, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return static_cast<T*>(rt().map_shared_rank(p, rank));
+  }
+  static void mbarrier_arrive_cluster(Barrier& b, std::uint32_t cta_rank, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().arrive_cluster(b, cta_rank, 1);
+  }
+  static void mbarrier_arrive_cluster_if(Barrier& b, std::uint32_t cta_rank, bool pred,
+                                         CallSite site = CallSite::current()) {
+    if (pred) mbarrier_arrive_cluster(b, cta_rank, site);
+  }
+  static void mbarrier_complete_tx_cluster(Barrier& b, std::uint32_t cta_rank, std::uint32_t bytes,
+                                           CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().complete_tx_cluster(b, cta_rank, bytes);
+  }
+  static void cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b,
+                                                       std::uint16_t cta_mask, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().bulk_copy_multicast(smem, gmem, bytes, b, cta_mask);
+  }
+  static void barrier_cluster_arrive(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cluster_arrive(false);
+  }
+  static void barrier_cluster_arrive_relaxed(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cluster_arrive(true);
+  }
+  static void barrier_cluster_wait(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cluster_wait();
+  }
+  // The .aligned forms: the same on the host (every lane of the warp must execute them on the GPU).
+  static void barrier_cluster_arrive_aligned(CallSite site = CallSite::current()) { barrier_cluster_arrive(site); }
+  static void barrier_cluster_arrive_relaxed_aligned(CallSite site = CallSite::current()) {
+    barrier_cluster_arrive_relaxed(site);
+  }
+  static void barrier_cluster_wait_aligned(CallSite site = CallSite::current()) { barrier_cluster_wait(site); }
+  static void fence_mbarrier_init_release_cluster(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().fence_mbarrier_init();
+  }
+
+  // warp and warp-group collectives: rendezvous (sim/runtime_collectives.cpp)
+  static void syncwarp(std::uint32_t mask = 0xffffffffu, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().syncwarp(mask);
+  }
+  static bool elect_sync(std::uint32_t mask = 0xffffffffu, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().elect_sync(mask);
+  }
+  static std::uint32_t shfl_sync_idx(std::uint32_t mask, std::uint32_t value, std::uint32_t src_lane,
+                                     CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().shfl_sync(mask, value, src_lane);
+  }
+  static void wgmma_fence(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().warpgroup_collective("wgmma.fence");
+  }
+  static void wgmma_commit_group(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().warpgroup_collective("wgmma.commit_group");
+  }
+  static void wgmma_wait_group(std::uint32_t /*pending*/, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().warpgroup_collective("wgmma.wait_group");
+  }
+  // __nanosleep: a hint with no effect on what can happen (a spin loop with it is still a spin).
+  static void nanosleep(std::uint32_t) {}
+
   static void sync_threads(CallSite site = CallSite::current()) {
     rt().at(site);
     rt().block_sync();

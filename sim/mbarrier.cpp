@@ -19,6 +19,9 @@ std::string_view to_string(MisuseKind kind) {
     case MisuseKind::bad_token: return "bad-token";
     case MisuseKind::tma_misaligned: return "tma-misaligned";
     case MisuseKind::named_barrier: return "named-barrier";
+    case MisuseKind::cluster: return "cluster";
+    case MisuseKind::unfenced_init: return "unfenced-init";
+    case MisuseKind::collective: return "collective";
   }
   return "?";
 }

@@ -32,7 +32,16 @@ enum class MisuseKind : std::uint8_t {
   named_barrier,        // bar.sync/bar.arrive: id outside 0..15, a count that is not a positive
                         // multiple of the warp size within the CTA, or uses of one id that
                         // disagree on the count
+  cluster,              // a cluster operation outside its rules: mapa of an address outside the
+                        // CTA's shared memory or to a rank outside the cluster, a .shared::cta
+                        // form on a peer's barrier, a multicast mask naming no or foreign ranks,
+                        // barrier.cluster.arrive twice or wait with no arrive
+  unfenced_init,        // a peer CTA uses a barrier before its init is visible to the cluster
+                        // (fence.mbarrier_init.release.cluster, then a cluster barrier)
+  collective,           // __syncwarp/elect.sync/shfl.sync mask without the calling lane or with
+                        // lanes outside its warp; a warp-group instruction in a partial group
 };
+inline constexpr MisuseKind kLastMisuseKind = MisuseKind::collective;
 
 std::string_view to_string(MisuseKind kind);
 

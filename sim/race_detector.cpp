@@ -16,7 +16,11 @@ void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
   for (std::size_t b = 0; b < from.size(); ++b) {
     const Known& f = from[b];
     Known& k = into[b];
-    if (f.incarnation > k.incarnation || (f.incarnation == k.incarnation && f.phase > k.phase)) k = f;
+    if (f.incarnation > k.incarnation || (f.incarnation == k.incarnation && f.phase > k.phase)) {
+      k.incarnation = f.incarnation;
+      k.phase = f.phase;
+    }
+    k.published = std::max(k.published, f.published);
   }
 }
 
@@ -35,14 +39,34 @@ std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
   return k.incarnation == incarnation(barrier) ? k.phase : -1;
 }
 
-void RaceDetector::barrier_init(std::uint32_t barrier) {
+void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by) {
   if (incarnation_.size() <= barrier) incarnation_.resize(barrier + 1, 0);
+  if (init_by_.size() <= barrier) init_by_.resize(barrier + 1, ~0u);
   ++incarnation_[barrier];
+  init_by_[barrier] = by;
+}
+
+void RaceDetector::publish_inits(AgentId a) {
+  Knowledge& mine = knowledge(a);
+  for (std::uint32_t b = 0; b < init_by_.size(); ++b) {
+    if (init_by_[b] != a) continue;
+    if (mine.size() <= b) mine.resize(b + 1);
+    mine[b].published = std::max(mine[b].published, incarnation_[b]);
+  }
+}
+
+bool RaceDetector::init_published(AgentId a, std::uint32_t barrier) const {
+  return a < known_.size() && barrier < known_[a].size() && known_[a][barrier].published == incarnation(barrier);
+}
+
+void RaceDetector::release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  join_knowledge(released_knowledge(barrier, phase), knowledge(a));
 }
 
 void RaceDetector::reset(std::size_t agents) {
   known_.assign(agents, {});
   incarnation_.clear();
+  init_by_.clear();
   clocks_.resize(agents);
   step_.assign(agents, 0);
   for (std::size_t a = 0; a < agents; ++a) {
@@ -113,7 +137,10 @@ void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase)
   Knowledge& mine = knowledge(a);
   if (mine.size() <= barrier) mine.resize(barrier + 1);
   const std::uint32_t now = incarnation(barrier);
-  if (mine[barrier].incarnation != now || mine[barrier].phase < phase) mine[barrier] = {now, phase};
+  if (mine[barrier].incarnation != now || mine[barrier].phase < phase) {
+    mine[barrier].incarnation = now;
+    mine[barrier].phase = phase;
+  }
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];
   for (int slot = 0; slot < 2; ++slot)

@@ -51,7 +51,18 @@ class RaceDetector {
   // complete, by a itself or by anyone whose past flows to a through releases and syncs);
   // -1 (the phase before init) when nothing more. Parity-only waits are read against it.
   std::int64_t known_phase(AgentId a, std::uint32_t barrier) const;
-  void barrier_init(std::uint32_t barrier);  // a new incarnation: earlier knowledge is void
+  void barrier_init(std::uint32_t barrier, AgentId by);  // a new incarnation: earlier knowledge is void
+  // Cluster visibility of mbarrier.init: `a`'s inits so far become visible to the cluster
+  // (fence.mbarrier_init.release.cluster, or the cluster-scope release of barrier.cluster.arrive).
+  // The fact travels along every happens-before edge, and along barrier.cluster.arrive.relaxed
+  // (release_knowledge), which carries nothing else.
+  void publish_inits(AgentId a);
+  // Does `a` know the barrier's current init published (so that it may use it from a peer CTA)?
+  bool init_published(AgentId a, std::uint32_t barrier) const;
+  // A relaxed arrival: it carries what `a` knows of barriers (phases, published inits) and no data.
+  void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase);
+  std::uint32_t now(AgentId a) const { return clocks_[a][a]; }  // a's current epoch
+  const std::vector<std::uint32_t>& clock(AgentId a) const { return clocks_[a]; }
   // Records an access (`async`: by the async proxy, i.e. a bulk copy or store); returns the
   // first race it completes.
   std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write, bool async = false);
@@ -63,6 +74,7 @@ class RaceDetector {
   struct Known {
     std::uint32_t incarnation = 0;
     std::int64_t phase = -1;
+    std::uint32_t published = 0;  // the incarnation whose init is known visible to the cluster
   };
   using Knowledge = std::vector<Known>;
   static void join_knowledge(Knowledge& into, const Knowledge& from);
@@ -104,6 +116,7 @@ class RaceDetector {
   std::uint32_t incarnation(std::uint32_t barrier) const;  // inits of it so far
   std::vector<Knowledge> known_;            // per agent
   std::vector<std::uint32_t> incarnation_;  // per barrier: inits so far
+  std::vector<AgentId> init_by_;            // per barrier: who made its current init
   std::vector<Released> released_;  // index: barrier id
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
   std::uintptr_t cached_page_ = ~std::uintptr_t{0};

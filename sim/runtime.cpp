@@ -55,6 +55,7 @@ const char* to_string(Verdict v) {
     case Verdict::misuse: return "misuse";
     case Verdict::aliasing: return "aliasing";
     case Verdict::assertion: return "assertion";
+    case Verdict::lifetime: return "lifetime";
     case Verdict::exception: return "exception";
     case Verdict::step_limit: return "step-limit";
     case Verdict::diverged: return "diverged";
@@ -185,12 +186,18 @@ unsigned char* Runtime::shared_memory() { return cta_shared_memory(current_->cta
 // ---------------------------------------------------------------------------------------
 // naming
 
+std::string Runtime::cta_name(std::uint32_t cta) const {
+  // "cta 1 (rank 1 of 2x1) ": a CTA of a cluster is named with its rank in it.
+  const std::uint32_t size = shape_.cluster_size();
+  if (shape_.ctas == 1) return "";
+  if (size == 1) return fmt::format("cta {} ", cta);
+  return fmt::format("cta {} (rank {} of {}x{}) ", cta, cta % size, shape_.cluster_x, shape_.cluster_y);
+}
+
 std::string Runtime::describe_agent(AgentId id) const {
   const Agent& a = *agent_at_[id];
-  if (a.kind == Agent::Kind::copy)
-    return fmt::format("copy #{} (from {}thread {})", a.copy_seq,
-                       shape_.ctas > 1 ? fmt::format("cta {} ", a.cta) : "", a.thread);
-  std::string cta = shape_.ctas > 1 ? fmt::format("cta {} ", a.cta) : "";
+  const std::string cta = cta_name(a.cta);
+  if (a.kind == Agent::Kind::copy) return fmt::format("copy #{} (from {}thread {})", a.copy_seq, cta, a.thread);
   return fmt::format("{}thread {} (warp {} lane {})", cta, a.thread, a.thread / shape_.warp_size,
                      a.thread % shape_.warp_size);
 }
@@ -203,6 +210,16 @@ std::string Runtime::barrier_name(const MbarrierState& bar) const {
 std::string Runtime::describe_op(const Agent& a) const {
   const Op& op = a.op;
   std::string bar = op.bar ? barrier_name(*op.bar) : "";
+  if (op.bar && op.bar->id > 0 && op.bar->id <= barriers_.size() && !barriers_[op.bar->id - 1].collective.empty()) {
+    const auto& b = *op.bar;
+    if (op.kind == OpKind::arrive) return fmt::format("{}: arrive ({} of {} threads)", bar, b.expected - b.pending + 1, b.expected);
+    if (op.kind == OpKind::arrive_drop) return fmt::format("{}: exits, leaves the count", bar);
+    return fmt::format("{}: wait for round {} of all {} threads", bar, op.arg, b.expected);
+  }
+  if (op.remote && op.kind == OpKind::arrive) return fmt::format("arrive.release.cluster {} (remote)", bar);
+  if (op.remote && op.kind == OpKind::complete_tx) return fmt::format("complete_tx.relaxed.cluster {} {} B (remote)", bar, op.arg);
+  if (op.kind == OpKind::bulk_copy && op.expected != 0)
+    return fmt::format("cp.async.bulk multicast {} B -> {} in ctas {:#x}", op.arg, bar, op.expected);
   switch (op.kind) {
     case OpKind::start: return "start";
     case OpKind::block_sync: return "sync_threads";
@@ -242,7 +259,8 @@ Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
   if (bar.id == 0) {
     BarrierInfo bi;
     bi.state = &bar;
-    bi.cta = current_ ? current_->cta : 0;
+    const std::int64_t at_cta = cta_of(&bar);
+    bi.cta = at_cta >= 0 ? static_cast<std::uint32_t>(at_cta) : current_ ? current_->cta : 0;
     auto base = reinterpret_cast<std::uintptr_t>(cta_shared_memory(bi.cta));
     auto at = reinterpret_cast<std::uintptr_t>(&bar);
     bi.name = fmt::format("mbarrier@smem+{:#x}", at - base);
@@ -501,6 +519,8 @@ void Runtime::end_blocked() {
     if (a.op.kind == OpKind::block_sync) {
       const CtaInfo& cta = ctas_[a.cta];
       what = fmt::format("wait at sync_threads ({} of {} live threads arrived)", cta.at_sync.size(), cta.live_threads);
+    } else if (!info_of(*a.op.bar).collective.empty()) {
+      what = describe_op(a);
     } else {
       what = fmt::format("wait {}; {}: {}", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
                          barrier_name(*a.op.bar), a.op.bar->describe());
@@ -514,7 +534,7 @@ void Runtime::end_blocked() {
     }
   }
   for (const Group& g : groups) {
-    std::string who = shape_.ctas > 1 ? fmt::format("cta {} ", g.cta) : "";
+    std::string who = cta_name(g.cta);
     std::uint32_t ws = shape_.warp_size;
     if (g.first == g.last)
       who += fmt::format("thread {} (warp {} lane {})", g.first, g.first / ws, g.first % ws);
@@ -546,6 +566,12 @@ void Runtime::thread_finished(Agent& a) {
   --unfinished_threads_;
   CtaInfo& cta = ctas_[a.cta];
   --cta.live_threads;
+  if (shape_.cluster_size() > 1 && !over_) {
+    const auto& mine = races_.clock(a.id);
+    if (cta.exit_clock.size() < mine.size()) cta.exit_clock.resize(mine.size(), 0);
+    for (std::size_t i = 0; i < mine.size(); ++i) cta.exit_clock[i] = std::max(cta.exit_clock[i], mine[i]);
+    if (cta.live_threads == 0) cta_exited(a.cta);
+  }
   if (!cta.at_sync.empty() && cta.at_sync.size() == cta.live_threads) {
     cta.release_step = steps_;
     races_.join_all(cta.at_sync);
@@ -562,6 +588,7 @@ void Runtime::fiber_main(AgentId id) {
       to_protocol();
       program_->thread_main();
       perform_deferred_try();  // a try nothing waited on still happened before the exit
+      if (shape_.cluster_size() > 1) cluster_barrier_exit();
     }
   } catch (const Aborted&) {
   } catch (const std::exception& e) {
@@ -605,6 +632,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   observer_ = observer;
   limits_ = limits;
   shape_ = program.shape();
+  if (auto err = launch_shape_error(shape_)) throw ProgramError(fmt::format("Program::shape(): {}", *err));
   agents_.clear();
   agent_at_.clear();
   barriers_.clear();
@@ -624,7 +652,11 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     cta.live_threads = shape_.threads_per_cta;
     cta.at_sync.clear();
     for (MbarrierState& nb : cta.named) nb = MbarrierState{};
+    cta.collectives.clear();
+    cta.exit_clock.clear();
+    cta.peer_uses.clear();
   }
+  cluster_bars_.assign(shape_.ctas / shape_.cluster_size(), Rendezvous{});
   try {
     program.reset();
   } catch (const std::exception& e) {
@@ -634,6 +666,16 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   }
   races_.reset(threads_);
   memory_labels_.clear();
+  for (std::size_t c = 0; c < cluster_bars_.size(); ++c) {  // barrier.cluster counts every thread of the cluster
+    MbarrierState& bar = cluster_bars_[c].bar;
+    BarrierInfo& bi = info(bar);
+    bar.init(shape_.cluster_size() * shape_.threads_per_cta);
+    bar.named = true;
+    races_.barrier_init(bar.id, kNoAgent);
+    bi.cta = static_cast<std::uint32_t>(c * shape_.cluster_size());
+    bi.collective = cluster_bars_.size() > 1 ? fmt::format("cluster {} barrier.cluster", c) : "barrier.cluster";
+    bi.name = bi.collective;
+  }
   strategy.begin_execution();
   main_ctx_ = boost::fibers::context::active();
 

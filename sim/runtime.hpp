@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -79,6 +80,7 @@ struct Op {
   void* addr = nullptr;        // atomics
   std::int64_t expected = 0;   // atomic_cas
   bool await = false;          // test_wait/try_wait: a spin iteration, enabled like a wait
+  bool remote = false;         // the .shared::cluster form on a peer CTA's barrier
 };
 // A wait that blocks until its phase completes: a wait, or a poll made as a spin iteration.
 inline bool is_blocking_wait(const Op& op) {
@@ -103,6 +105,7 @@ enum class Verdict : std::uint8_t {
   misuse,      // a barrier rule was broken (see misuse kind)
   aliasing,    // a wait for a phase that is neither current nor preceding
   assertion,   // P::check failed, or the output differs from the reference
+  lifetime,    // a CTA can exit while a peer still arrives on its barriers or touches its smem
   exception,   // protocol code threw
   step_limit,  // more steps than allowed
   diverged,    // replay: the protocol did not do what the schedule recorded
@@ -143,7 +146,13 @@ struct LaunchShape {
   std::uint32_t warp_size = 32;
   std::size_t smem_bytes = 0;
   std::uint32_t copy_pieces = 1;  // each bulk copy lands in this many pieces (complete_tx each)
+  // Thread block clusters of cluster_x by cluster_y CTAs (at most 16, dividing ctas): CTA c is
+  // rank c % size of cluster c / size, at (rank % cluster_x, rank / cluster_x) in it.
+  std::uint32_t cluster_x = 1, cluster_y = 1;
+  std::uint32_t cluster_size() const { return cluster_x * cluster_y; }
 };
+// Why `shape` cannot be launched (a cluster that does not divide the grid, ...), or nullopt.
+std::optional<std::string> launch_shape_error(const LaunchShape& shape);
 
 // A protocol as the runtime sees it. The same object runs many executions.
 class Program {
@@ -179,7 +188,8 @@ struct StepInfo {
   bool result = false;            // test_wait/try_wait: the answer
   std::int64_t value = 0;         // atomics: the value read (load/fetch_add/cas)
   bool wrote = false;             // atomics: whether it wrote (cas may not)
-  AgentId spawned = kNoAgent;     // bulk_copy: the copy agent it created
+  AgentId spawned = kNoAgent;     // bulk_copy: the first copy agent it created
+  std::uint32_t spawned_count = 0;  // how many (a multicast makes one per destination CTA)
 };
 
 class StepObserver {
@@ -240,6 +250,8 @@ struct Agent {
   OpKind poll_kind = OpKind::start;
   std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
   std::uint64_t deferred_try = 0;  // its try_wait_status not yet performed (an id), 0: none
+  // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
+  std::int64_t cluster_arrived = -1;
   const unsigned char* stack_top = nullptr;           // where its fiber's frames begin
   // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
   const unsigned char* stack_lo = nullptr;
@@ -319,6 +331,7 @@ class Runtime {
   const std::vector<AgentId>& schedule_so_far() const { return outcome_.schedule; }
   AgentId last_agent() const { return last_agent_; }
   std::string describe_agent(AgentId id) const;   // "thread 37 (warp 1 lane 5)"
+  std::string cta_name(std::uint32_t cta) const;   // "cta 1 (rank 1 of 2x1) " ("" in a one-CTA launch)
   std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
   const std::vector<TraceEntry>& trace() const { return trace_; }
   const RunLimits& limits() const { return limits_; }
@@ -383,6 +396,26 @@ class Runtime {
   void block_sync();
   // bar.arrive / bar.sync on the CTA's named barrier `id` for `count` threads (sim/runtime_operations.cpp).
   void named_barrier(std::uint32_t id, std::uint32_t count, bool sync);
+  // --- clusters (sim/runtime_cluster.cpp) --------------------------------------------------
+  std::uint32_t cluster_rank() const { return current_->cta % shape_.cluster_size(); }
+  // mapa: `p` (in this CTA's shared memory) at the same offset in CTA `rank` of this cluster.
+  void* map_shared_rank(const void* p, std::uint32_t rank);
+  // mbarrier.arrive.release.cluster.shared::cluster / mbarrier.complete_tx.relaxed.cluster on
+  // the barrier at `local`'s offset in CTA `rank` of this cluster.
+  void arrive_cluster(MbarrierState& local, std::uint32_t rank, std::int64_t count);
+  void complete_tx_cluster(MbarrierState& local, std::uint32_t rank, std::int64_t bytes);
+  // cp.async.bulk...multicast::cluster: lands at smem_dst's offset and complete_tx's bar's
+  // offset in every CTA of `cta_mask` (bit r: rank r), one copy agent per CTA.
+  void bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar,
+                           std::uint16_t cta_mask);
+  void cluster_arrive(bool relaxed);  // barrier.cluster.arrive{.release,.relaxed}
+  void cluster_wait();                // barrier.cluster.wait (.acquire)
+  void fence_mbarrier_init();         // fence.mbarrier_init.release.cluster
+  // --- warp and warp-group collectives (sim/runtime_collectives.cpp) ------------------------
+  void syncwarp(std::uint32_t mask);                 // __syncwarp / bar.warp.sync
+  bool elect_sync(std::uint32_t mask);               // elect.sync: true in the lowest lane of mask
+  std::uint32_t shfl_sync(std::uint32_t mask, std::uint32_t value, std::uint32_t src_lane);  // shfl.sync.idx
+  void warpgroup_collective(const char* instruction);  // wgmma.fence / commit_group / wait_group
   std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
   // A load or store of protocol data (not a scheduling point): checked for races.
   void data_access(const void* addr, std::size_t bytes, bool write);
@@ -397,10 +430,29 @@ class Runtime {
     // Enabled waits whose phase has not completed (announced on uninitialised memory, or
     // for a phase ahead of the barrier): a new phase can disable them.
     std::vector<AgentId> fragile_waits;
+    std::string collective;  // a hidden rendezvous: what it stands for ("__syncwarp(0xffffffff)")
   };
   static constexpr std::uint32_t kNamedBarriers = 16;  // bar.sync ids 0..15
+  // The hidden counter behind a rendezvous (a collective, the cluster barrier): an mbarrier
+  // without the missing-wait rule, named by what it stands for.
+  struct Rendezvous {
+    MbarrierState bar;
+    std::uint32_t values[2][32] = {};  // shfl.sync: each lane's operand, by phase parity
+  };
   struct CtaInfo {
     std::vector<unsigned char> smem;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, Rendezvous> collectives;  // (group, mask)
+    // Lifetime: the join of its exited threads' clocks, and per peer agent the newest of its
+    // uses of this CTA's shared memory (an older use is ordered before an exit if a newer is).
+    std::vector<std::uint32_t> exit_clock;
+    struct PeerUse {
+      std::uint32_t clock = 0;
+      std::uint64_t step = 0;
+      const char* verb = "";  // with the barrier or address, what reports say it did
+      const MbarrierState* bar = nullptr;
+      const void* addr = nullptr;
+    };
+    std::map<AgentId, PeerUse> peer_uses;
     MbarrierState named[kNamedBarriers];  // the counters behind bar.sync / bar.arrive
     std::uint32_t live_threads = 0;
     std::vector<AgentId> at_sync;
@@ -415,12 +467,27 @@ class Runtime {
     enum class State : std::uint8_t { deferred, failed, done } state = State::deferred;
   };
   std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
+  std::vector<Rendezvous> cluster_bars_;  // barrier.cluster of each cluster
+  bool remote_form_ = false;              // the barrier op running is a .shared::cluster form
+  // The CTA whose shared memory holds `p`, or -1.
+  std::int64_t cta_of(const void* p) const;
+  // A barrier op of the current thread on `bar`: a local form needs a barrier of its own CTA,
+  // a remote one a barrier whose init is visible to it, in a CTA of its cluster still running.
+  void check_barrier_user(MbarrierState& bar);
+  // `user` touches CTA `cta`'s shared memory from another CTA (`verb` on `bar`, or on `addr`):
+  // ends the execution if that CTA exited; else remembered for the check at its exit.
+  bool peer_use(const Agent& user, std::uint32_t cta, const char* verb, const MbarrierState* bar, const void* addr);
+  std::string describe_use(const CtaInfo::PeerUse& use) const;
+  void cta_exited(std::uint32_t cta);  // its last thread finished: every peer use before its exit?
+  void cluster_barrier_exit();  // an exiting thread leaves the cluster barrier's count
+  void rendezvous(Rendezvous& r, std::uint32_t count, const std::string& name);
   // Performs the current thread's deferred try_wait now (before its next event), if any.
   void perform_deferred_try();
 
   friend class StrategyScheduler;
 
   BarrierInfo& info(MbarrierState& bar);
+  const BarrierInfo& info_of(const MbarrierState& bar) const { return barriers_[bar.id - 1]; }  // registered
   unsigned char* cta_shared_memory(std::uint32_t cta);
   std::string barrier_name(const MbarrierState& bar) const;
   // Announce `op` for the current agent and hand control to the scheduler; returns once the

@@ -6,32 +6,33 @@
 
 #include <stdexcept>
 
-#include "sim/runtime.hpp"
+#include "sim/runtime_perform.hpp"
 
 namespace mbcheck::sim {
-
-// Runs an operation's body; a misuse it finds ends the execution with that verdict.
-template <class F>
-auto Runtime::perform(F&& f) {
-  try {
-    return f();
-  } catch (const MisuseError& e) {
-    const Agent& a = *current_;
-    // The failing operation is an event too: the explorer must see its races to find the
-    // schedules that avoid (or move) this misuse.
-    observe({a.id, a.op, a.op.bar ? a.op.bar->phase : 0, false, false});
-    end(e.kind == MisuseKind::phase_aliasing ? Verdict::aliasing : Verdict::misuse,
-        fmt::format("{}: {}: {}", describe_agent(a.id), describe_op(a), e.what()), e.kind);
-    outcome_.culprits = {a.id};
-    throw Aborted{};
-  }
-}
 
 // ---------------------------------------------------------------------------------------
 // bulk copies
 
 void Runtime::land_copy_piece(Agent& c) {
   const auto n = static_cast<std::uint32_t>(c.op.arg);
+  if (shape_.cluster_size() > 1) {
+    // A multicast (or a copy into a peer): the landing uses the destination CTA's barrier.
+    const std::int64_t cta = cta_of(c.dst);
+    if (cta >= 0 && static_cast<std::uint32_t>(cta) != c.cta) {
+      if (c.op.bar->is_live() && !races_.init_published(c.id, c.op.bar->id)) {
+        observe({c.id, c.op, c.op.bar->phase, false});
+        end(Verdict::misuse,
+            fmt::format("{}: lands in cta {} and completes {} before its init is visible to the cluster: the "
+                        "initialising thread needs fence.mbarrier_init.release.cluster, then a cluster barrier, "
+                        "before a peer's multicast",
+                        describe_agent(c.id), cta, barrier_name(*c.op.bar)),
+            MisuseKind::unfenced_init);
+        outcome_.culprits = {c.id};
+        return;
+      }
+      if (!peer_use(c, static_cast<std::uint32_t>(cta), "multicast landing on", c.op.bar, nullptr)) return;
+    }
+  }
   auto race = races_.access(c.id, c.src + c.copied, n, false, true);
   if (!race) race = races_.access(c.id, c.dst + c.copied, n, true, true);
   if (race) {
@@ -166,8 +167,9 @@ void Runtime::land_store(Agent& c) {
 void Runtime::init(MbarrierState& bar, std::int64_t count) {
   info(bar);
   if (!schedule_point({OpKind::init, &bar, count})) return;
+  perform([&] { check_barrier_user(bar); });
   perform([&] { bar.init(count); });
-  races_.barrier_init(bar.id);
+  races_.barrier_init(bar.id, current_->id);
   barrier_changed(bar, true);
   record(*current_, &bar);
   observe({current_->id, current_->op, 0, false});
@@ -176,6 +178,7 @@ void Runtime::init(MbarrierState& bar, std::int64_t count) {
 void Runtime::inval(MbarrierState& bar) {
   info(bar);
   if (!schedule_point({OpKind::inval, &bar})) return;
+  perform([&] { check_barrier_user(bar); });
   const std::int64_t phase_before = bar.phase;
   perform([&] { bar.inval(); });
   barrier_changed(bar, true);
@@ -185,7 +188,10 @@ void Runtime::inval(MbarrierState& bar) {
 
 MbarrierToken Runtime::arrive(MbarrierState& bar, std::int64_t count, bool no_complete) {
   info(bar);
-  if (!schedule_point({OpKind::arrive, &bar, count, no_complete})) return {};
+  Op op{OpKind::arrive, &bar, count, no_complete};
+  op.remote = remote_form_;
+  if (!schedule_point(op)) return {};
+  perform([&] { check_barrier_user(bar); });
   bool done = false;
   const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive(count, no_complete, &done); });
@@ -199,6 +205,7 @@ MbarrierToken Runtime::arrive(MbarrierState& bar, std::int64_t count, bool no_co
 MbarrierToken Runtime::arrive_expect_tx(MbarrierState& bar, std::int64_t bytes) {
   info(bar);
   if (!schedule_point({OpKind::arrive_expect_tx, &bar, bytes})) return {};
+  perform([&] { check_barrier_user(bar); });
   bool done = false;
   const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive_expect_tx(bytes, &done); });
@@ -212,6 +219,7 @@ MbarrierToken Runtime::arrive_expect_tx(MbarrierState& bar, std::int64_t bytes) 
 MbarrierToken Runtime::arrive_drop(MbarrierState& bar, std::int64_t count) {
   info(bar);
   if (!schedule_point({OpKind::arrive_drop, &bar, count})) return {};
+  perform([&] { check_barrier_user(bar); });
   bool done = false;
   const std::int64_t phase_before = bar.phase;
   MbarrierToken t = perform([&] { return bar.arrive_drop(count, &done); });
@@ -225,6 +233,7 @@ MbarrierToken Runtime::arrive_drop(MbarrierState& bar, std::int64_t count) {
 void Runtime::expect_tx(MbarrierState& bar, std::int64_t bytes) {
   info(bar);
   if (!schedule_point({OpKind::expect_tx, &bar, bytes})) return;
+  perform([&] { check_barrier_user(bar); });
   const std::int64_t phase_before = bar.phase;
   perform([&] { bar.expect_tx(bytes); });
   barrier_changed(bar, false);
@@ -234,7 +243,10 @@ void Runtime::expect_tx(MbarrierState& bar, std::int64_t bytes) {
 
 void Runtime::complete_tx(MbarrierState& bar, std::int64_t bytes) {
   info(bar);
-  if (!schedule_point({OpKind::complete_tx, &bar, bytes})) return;
+  Op op{OpKind::complete_tx, &bar, bytes};
+  op.remote = remote_form_;
+  if (!schedule_point(op)) return;
+  perform([&] { check_barrier_user(bar); });
   const std::int64_t phase_before = bar.phase;
   bool done = perform([&] { return bar.complete_tx(bytes); });
   // No release: mbarrier.complete_tx is .relaxed (PTX ISA; CCCL's wrapper takes sem_relaxed).
@@ -246,6 +258,7 @@ void Runtime::complete_tx(MbarrierState& bar, std::int64_t bytes) {
 void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
   info(bar);
   if (!schedule_point({OpKind::wait, &bar, phase})) return;
+  perform([&] { check_barrier_user(bar); });
   perform([&] {
     // Enabled means complete (or a misuse, which throws); anything else is a runtime bug.
     if (!bar.test_wait_parity(phase)) throw std::logic_error("mbcheck: a blocked wait was scheduled");
@@ -269,6 +282,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
                self.poll_phase == awaited && self.poll_kind == kind && self.snapshot == self.poll_state;
   }
   if (!schedule_point(op)) return false;
+  perform([&] { check_barrier_user(bar); });
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   Agent& a = *current_;
   if (complete) races_.acquire(a.id, bar.id, awaited);
@@ -388,7 +402,7 @@ void Runtime::named_barrier(std::uint32_t id, std::uint32_t count, bool sync) {
   if (!bar.is_live()) {
     bar.init(count);
     bar.named = true;
-    races_.barrier_init(bar.id);
+    races_.barrier_init(bar.id, a.id);
     bi.name = shape_.ctas > 1 ? fmt::format("cta{}.barrier {}", a.cta, id) : fmt::format("barrier {}", id);
   } else if (bar.expected != count) {
     misuse(fmt::format("barrier {} counts {} threads (its first use said so): uses of one id disagree on the count",
@@ -467,6 +481,26 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
   if (over_) return;
   tick();  // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
   if (write) current_->stored_since_poll = true;
+  if (shape_.cluster_size() > 1) {
+    // Distributed shared memory: a peer's smem while that CTA lives (and only in the cluster).
+    const std::int64_t cta = cta_of(addr);
+    const std::uint32_t size = shape_.cluster_size();
+    if (cta >= 0 && static_cast<std::uint32_t>(cta) != current_->cta) {
+      if (static_cast<std::uint32_t>(cta) / size != current_->cta / size) {
+        end(Verdict::misuse,
+            fmt::format("{}: {} {}: the shared memory of a CTA outside its cluster", describe_agent(current_->id),
+                        write ? "store to" : "load from", describe_address(addr)),
+            MisuseKind::cluster);
+        outcome_.culprits = {current_->id};
+        if (std::uncaught_exceptions() == 0) throw Aborted{};
+        return;
+      }
+      if (!peer_use(*current_, static_cast<std::uint32_t>(cta), write ? "store to" : "load from", nullptr, addr)) {
+        if (std::uncaught_exceptions() == 0) throw Aborted{};
+        return;
+      }
+    }
+  }
   if (++accesses_in_step_ > limits_.max_accesses_per_step) {
     end(Verdict::step_limit,
         fmt::format("{} made {} loads/stores without reaching a barrier operation: an endless loop?",

@@ -45,7 +45,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
     throw std::invalid_argument(fmt::format("\"verdict\" {} is not a bug", verdict));
   o.verdict = static_cast<Verdict>(verdict);
   const int m = j.at("misuse").get<int>();
-  if (m > static_cast<int>(MisuseKind::named_barrier)) throw std::invalid_argument("\"misuse\" out of range");
+  if (m > static_cast<int>(kLastMisuseKind)) throw std::invalid_argument("\"misuse\" out of range");
   if (m >= 0) o.misuse = static_cast<MisuseKind>(m);
   o.message = j.at("message").get<std::string>();
   o.details = j.at("details").get<std::vector<std::string>>();
