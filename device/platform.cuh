@@ -67,6 +67,22 @@ __device__ inline bool elect_sync(std::uint32_t membermask) {
   return elected != 0;
 }
 
+// mapa.shared::cluster.u32 d, a, rank: the .shared::cluster address of `p`'s offset in CTA
+// `rank` of the cluster.  (PTX ISA 7.8, sm_90)
+__device__ inline std::uint32_t mapa_shared_cluster(const void* p, std::uint32_t rank) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+  return remote;
+}
+
+// mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [addr], txCount;  (PTX ISA 8.0, sm_90)
+__device__ inline void mbarrier_complete_tx_cluster(std::uint32_t remote_addr, std::uint32_t tx_count) {
+  asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;"
+               :
+               : "r"(remote_addr), "r"(tx_count)
+               : "memory");
+}
+
 }  // namespace ptx
 
 struct DevicePlatform {
@@ -187,6 +203,73 @@ struct DevicePlatform {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
   }
 
+  // --- clusters ----------------------------------------------------------------------------
+  __device__ static std::uint32_t cluster_ctarank() { return cuda::ptx::get_sreg_cluster_ctarank(); }
+  __device__ static std::uint32_t cluster_nctarank() { return cuda::ptx::get_sreg_cluster_nctarank(); }
+  __device__ static std::uint32_t cluster_ctaid_x() { return cuda::ptx::get_sreg_cluster_ctaid_x(); }
+  __device__ static std::uint32_t cluster_ctaid_y() { return cuda::ptx::get_sreg_cluster_ctaid_y(); }
+  __device__ static std::uint32_t cluster_dim_x() { return cuda::ptx::get_sreg_cluster_nctaid_x(); }
+  __device__ static std::uint32_t cluster_dim_y() { return cuda::ptx::get_sreg_cluster_nctaid_y(); }
+  // The cluster's linear index: %clusterid.x + %clusterid.y * %nclusterid.x (every CTA is in a
+  // cluster; without a cluster launch each is a 1x1 cluster of its own).
+  __device__ static std::uint32_t cluster_idx() {
+    return cuda::ptx::get_sreg_clusterid_x() + cuda::ptx::get_sreg_clusterid_y() * cuda::ptx::get_sreg_nclusterid_x();
+  }
+  // mapa (generic form): the generic address of p's offset in CTA `rank`'s shared memory.
+  template <class T>
+  __device__ static T* map_shared_rank(T* p, std::uint32_t rank) {
+    return static_cast<T*>(__cluster_map_shared_rank(const_cast<void*>(static_cast<const void*>(p)), rank));
+  }
+  __device__ static void mbarrier_arrive_cluster(Barrier& b, std::uint32_t cta_rank) {
+    cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster,
+                               &map_shared_rank(&b, cta_rank)->word);
+  }
+  __device__ static void mbarrier_arrive_cluster_if(Barrier& b, std::uint32_t cta_rank, bool pred) {
+    if (pred) mbarrier_arrive_cluster(b, cta_rank);
+  }
+  __device__ static void mbarrier_complete_tx_cluster(Barrier& b, std::uint32_t cta_rank, std::uint32_t bytes) {
+    ptx::mbarrier_complete_tx_cluster(ptx::mapa_shared_cluster(&b, cta_rank), bytes);
+  }
+  __device__ static void cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, std::uint32_t bytes,
+                                                                  Barrier& b, std::uint16_t cta_mask) {
+    cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, gmem, bytes, &b.word, cta_mask);
+  }
+  __device__ static void barrier_cluster_arrive() { cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release); }
+  __device__ static void barrier_cluster_arrive_relaxed() { cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed); }
+  __device__ static void barrier_cluster_wait() { cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire); }
+  __device__ static void barrier_cluster_arrive_aligned() {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+  }
+  __device__ static void barrier_cluster_arrive_relaxed_aligned() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  }
+  __device__ static void barrier_cluster_wait_aligned() {
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+  }
+  __device__ static void fence_mbarrier_init_release_cluster() {
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+
+  // --- warp and warp-group collectives --------------------------------------------------------
+  __device__ static void syncwarp(std::uint32_t mask = 0xffffffffu) { __syncwarp(mask); }
+  __device__ static bool elect_sync(std::uint32_t mask = 0xffffffffu) { return ptx::elect_sync(mask); }
+  __device__ static std::uint32_t shfl_sync_idx(std::uint32_t mask, std::uint32_t value, std::uint32_t src_lane) {
+    return __shfl_sync(mask, value, static_cast<int>(src_lane));
+  }
+  __device__ static void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+  __device__ static void wgmma_commit_group() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+  // N is an immediate in PTX: 0..7 here (a pipeline keeps at most a few groups in flight).
+  __device__ static void wgmma_wait_group(std::uint32_t pending) {
+    switch (pending) {
+      case 0: asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); break;
+      case 1: asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); break;
+      case 2: asm volatile("wgmma.wait_group.sync.aligned 2;" ::: "memory"); break;
+      case 3: asm volatile("wgmma.wait_group.sync.aligned 3;" ::: "memory"); break;
+      default: asm volatile("wgmma.wait_group.sync.aligned 4;" ::: "memory"); break;
+    }
+  }
+  __device__ static void nanosleep(std::uint32_t ns) { __nanosleep(ns); }
+
   // --- async copies, fences, block sync -----------------------------------------------------
   // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes; a CTA-local address
   // is a valid .shared::cluster address of this CTA.
@@ -219,8 +302,10 @@ struct DevicePlatform {
   // --- thread identity (1-D blocks and grids, as on the host) --------------------------------
   __device__ static std::uint32_t thread_idx() { return threadIdx.x; }
   __device__ static std::uint32_t block_dim() { return blockDim.x; }
-  __device__ static std::uint32_t block_idx() { return blockIdx.x; }
-  __device__ static std::uint32_t grid_dim() { return gridDim.x; }
+  // Linear over clusters, as on the host: cluster_idx() * cluster size + rank (blockIdx.x for a
+  // 1-D grid without clusters). A 2-D cluster is launched on a grid of cluster_x*n by cluster_y.
+  __device__ static std::uint32_t block_idx() { return cluster_idx() * cluster_nctarank() + cluster_ctarank(); }
+  __device__ static std::uint32_t grid_dim() { return gridDim.x * gridDim.y; }
   __device__ static constexpr std::uint32_t warp_size() { return 32; }
   __device__ static std::uint32_t warp_idx() { return threadIdx.x / warp_size(); }
   __device__ static std::uint32_t lane_idx() { return threadIdx.x % warp_size(); }

@@ -372,9 +372,12 @@ class TmaPipelineProgram final : public BundledProgram {
 // sim/protocol_pingpong.cpp
 extern const ProtocolInfo kPingPong;
 std::unique_ptr<BundledProgram> make_pingpong(const std::map<std::string, std::string>& options);
+// sim/protocol_cluster_gemm.cpp
+extern const ProtocolInfo kClusterGemm;
+std::unique_ptr<BundledProgram> make_cluster_gemm(const std::map<std::string, std::string>& options);
 
 const std::vector<ProtocolInfo>& bundled_protocols() {
-  static const std::vector<ProtocolInfo> all{kEpiLoad, kTmaPipeline, kPingPong, kTmaStore,
+  static const std::vector<ProtocolInfo> all{kEpiLoad, kTmaPipeline, kPingPong, kClusterGemm, kTmaStore,
                                              kReaders, kLastzero, kOrderingBug};
   return all;
 }
@@ -383,6 +386,7 @@ std::unique_ptr<BundledProgram> make_protocol(const std::string& name, const std
   if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
   if (name == kTmaPipeline.name) return std::make_unique<TmaPipelineProgram>(options);
   if (name == kPingPong.name) return make_pingpong(options);
+  if (name == kClusterGemm.name) return make_cluster_gemm(options);
   if (name == kTmaStore.name) return std::make_unique<TmaStoreProgram>(options);
   if (name == kReaders.name) return std::make_unique<ClassicProgram>(kReaders, options);
   if (name == kLastzero.name) return std::make_unique<ClassicProgram>(kLastzero, options);

@@ -212,9 +212,9 @@ std::string Runtime::describe_op(const Agent& a) const {
   std::string bar = op.bar ? barrier_name(*op.bar) : "";
   if (op.bar && op.bar->id > 0 && op.bar->id <= barriers_.size() && !barriers_[op.bar->id - 1].collective.empty()) {
     const auto& b = *op.bar;
-    if (op.kind == OpKind::arrive) return fmt::format("{}: arrive ({} of {} threads)", bar, b.expected - b.pending + 1, b.expected);
+    if (op.kind == OpKind::arrive) return fmt::format("{}: arrive", bar);
     if (op.kind == OpKind::arrive_drop) return fmt::format("{}: exits, leaves the count", bar);
-    return fmt::format("{}: wait for round {} of all {} threads", bar, op.arg, b.expected);
+    return fmt::format("{}: wait for round {} ({} threads)", bar, op.arg, b.expected);
   }
   if (op.remote && op.kind == OpKind::arrive) return fmt::format("arrive.release.cluster {} (remote)", bar);
   if (op.remote && op.kind == OpKind::complete_tx) return fmt::format("complete_tx.relaxed.cluster {} {} B (remote)", bar, op.arg);

@@ -51,6 +51,29 @@ class PipelineState {
   std::uint64_t count_ = 0;
 };
 
+// CUTLASS's PipelineState: a stage index and a phase BIT, flipped when the index wraps.
+template <int Stages>
+class PipelineStateBit {
+ public:
+  MBCHECK_HD constexpr explicit PipelineStateBit(std::uint32_t phase_bit) : phase_(phase_bit) {}
+  MBCHECK_HD constexpr std::uint32_t index() const { return index_; }
+  MBCHECK_HD constexpr std::uint32_t phase() const { return phase_; }
+  MBCHECK_HD constexpr PipelineStateBit& operator++() {
+    if (++index_ == static_cast<std::uint32_t>(Stages)) {
+      index_ = 0;
+      phase_ ^= 1u;
+    }
+    return *this;
+  }
+  MBCHECK_HD constexpr void advance(std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i) ++*this;
+  }
+
+ private:
+  std::uint32_t index_ = 0;
+  std::uint32_t phase_;
+};
+
 template <class P, int Stages>
 class ProducerConsumerPipeline {
  public:

@@ -53,6 +53,40 @@
 //                          size); an arrival (release) then a wait for the generation (acquire)
 //   P::bar_arrive(uint32_t id, uint32_t count)                  bar.arrive id, count: the
 //                          arrival alone (spec/named_barrier.hpp wraps both)
+// Clusters (a launch's CTAs in clusters of cluster_dim_x by cluster_dim_y; rank x-major)
+//   P::cluster_ctarank(), P::cluster_nctarank()                 %cluster_ctarank, %cluster_nctarank
+//   P::cluster_ctaid_x/y(), P::cluster_dim_x/y(), P::cluster_idx()   %cluster_ctaid, %cluster_nctaid,
+//                          the cluster's linear index (block_idx() = cluster_idx * size + rank)
+//   P::map_shared_rank(T* p, uint32_t rank) -> T*               mapa: p (in this CTA's shared
+//                          memory) at the same offset in CTA `rank`: P::load/P::store reach it
+//   P::mbarrier_arrive_cluster(Barrier& b, uint32_t rank)       mapa + mbarrier.arrive.release.cluster
+//                          .shared::cluster: an arrival on the barrier at b's offset in CTA `rank`
+//   P::mbarrier_arrive_cluster_if(Barrier&, rank, bool pred)    the same under a predicate
+//   P::mbarrier_complete_tx_cluster(Barrier&, rank, bytes)      mbarrier.complete_tx.relaxed.cluster
+//   P::cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, bytes, Barrier&,
+//                          uint16_t cta_mask)                   cp.async.bulk...multicast::cluster:
+//                          the bytes land at smem's offset in every CTA of the mask and complete_tx
+//                          the barrier at b's offset in each (separate events)
+//   P::barrier_cluster_arrive(), P::barrier_cluster_arrive_relaxed(), P::barrier_cluster_wait(),
+//   and their _aligned forms                                    barrier.cluster.arrive{.release,
+//                          .relaxed}, barrier.cluster.wait (.acquire): every non-exited thread
+//                          of the cluster arrives, a wait waits for the phase of its own arrive
+//   P::fence_mbarrier_init_release_cluster()                    fence.mbarrier_init.release.cluster:
+//                          makes this thread's mbarrier.inits visible to the cluster; a peer may
+//                          use a barrier only once that reaches it (e.g. through barrier.cluster)
+//   Rules the host checks: a peer's barrier takes only the .shared::cluster arrive/complete_tx
+//   (no wait, no local arrive); a peer's use of a barrier before its init is visible is an
+//   "unfenced-init" misuse; a CTA that may exit while a peer still uses its shared memory
+//   (arrives, lands a multicast, loads, stores) is a "lifetime" bug.
+// Warp and warp-group collectives (rendezvous: no lane leaves before every lane of the mask,
+// or every thread of the warp group, reached it)
+//   P::syncwarp(mask)                                           __syncwarp / bar.warp.sync
+//   P::elect_sync(mask) -> bool                                 elect.sync: true in one lane (the
+//                          lowest of the mask)
+//   P::shfl_sync_idx(mask, uint32_t value, uint32_t src_lane) -> uint32_t   shfl.sync.idx.b32
+//   P::wgmma_fence(), P::wgmma_commit_group(), P::wgmma_wait_group(N)   wgmma.fence /
+//                          commit_group / wait_group .sync.aligned across the warp group
+//   P::nanosleep(ns)                                            __nanosleep (no effect on the host)
 // Thread identity
 //   P::thread_idx(), P::block_dim(), P::block_idx(), P::grid_dim(), P::warp_size(),
 //   P::warp_idx(), P::lane_idx(), P::elect_one() (true in exactly one lane of the warp)

@@ -21,6 +21,7 @@
 
 #include "spec/mbarrier.hpp"
 #include "spec/named_barrier.hpp"
+#include "spec/pipeline.hpp"
 #include "spec/platform.hpp"
 
 namespace mbcheck {
@@ -43,29 +44,6 @@ struct PingPongParams {
   std::uint32_t k_blocks = 2;
   std::uint32_t tile_elems = 64;  // floats per block, a multiple of 4
   PingPongMutation mutation = PingPongMutation::none;
-};
-
-// CUTLASS's PipelineState: a stage index and a phase BIT, flipped when the index wraps.
-template <int Stages>
-class PipelineStateBit {
- public:
-  MBCHECK_HD constexpr explicit PipelineStateBit(std::uint32_t phase_bit) : phase_(phase_bit) {}
-  MBCHECK_HD constexpr std::uint32_t index() const { return index_; }
-  MBCHECK_HD constexpr std::uint32_t phase() const { return phase_; }
-  MBCHECK_HD constexpr PipelineStateBit& operator++() {
-    if (++index_ == static_cast<std::uint32_t>(Stages)) {
-      index_ = 0;
-      phase_ ^= 1u;
-    }
-    return *this;
-  }
-  MBCHECK_HD constexpr void advance(std::uint32_t n) {
-    for (std::uint32_t i = 0; i < n; ++i) ++*this;
-  }
-
- private:
-  std::uint32_t index_ = 0;
-  std::uint32_t phase_;
 };
 
 inline constexpr std::uint32_t kOrderBarrier = 1;  // ids 1 and 2 (0 is __syncthreads's)
