@@ -39,7 +39,7 @@ note "nvcc: $(nvcc --version | tail -1)"
 
 NVCC_FLAGS=(-std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a --Werror=all-warnings -I. -Xptxas -v)
 built=1
-for exe in test_residual_add test_spec_paths test_warp_specialized litmus_runner trace_residual_add bench_residual_add; do
+for exe in test_residual_add test_spec_paths test_warp_specialized test_clusters litmus_runner trace_residual_add bench_residual_add; do
   step "build $exe" "$OUT/build.log" nvcc "${NVCC_FLAGS[@]}" "device/$exe.cu" -o "$BIN/$exe" || built=0
 done
 [ $built -eq 1 ] || { note "build failed: see build.log"; exit 1; }
@@ -79,6 +79,26 @@ for tool in racecheck synccheck; do
     timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_warp_specialized" --quick
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
 done
+
+# Clusters: cluster-gemm 2x1/2x2 bit-exact, its deadlocking mutations under the watchdog, the
+# cluster and collective litmus tests; the sanitizers on the correct kernels; the lifetime
+# misuse alone in its own process (what the hardware does is recorded, not judged).
+step "gpu test clusters (cluster-gemm, mutations, litmus)" "$OUT/gpu-tests.log" timeout 240 "$BIN/test_clusters"
+grep -E "^(cluster-gemm|litmus|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -14 >>"$SUMMARY"
+for tool in racecheck synccheck; do
+  step "compute-sanitizer $tool clusters --quick" "$OUT/sanitizer.log" \
+    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_clusters" --quick
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
+done
+echo "== lifetime misuse (recorded, not a pass/fail)" >>"$OUT/gpu-tests.log"
+timeout 60 "$BIN/test_clusters" --lifetime >>"$OUT/gpu-tests.log" 2>&1
+note "lifetime misuse: exit $? $(grep '^lifetime' "$OUT/gpu-tests.log" | tail -1)"
+for tool in memcheck synccheck; do
+  echo "== $tool on the lifetime misuse (recorded)" >>"$OUT/sanitizer.log"
+  timeout 120 compute-sanitizer --tool "$tool" "$BIN/test_clusters" --lifetime >>"$OUT/sanitizer.log" 2>&1
+  note "$tool lifetime misuse: $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+done
+step "correct kernels after the lifetime misuse" "$OUT/gpu-tests.log" timeout 120 "$BIN/test_clusters" --quick
 
 step "gpu litmus runner" "$OUT/gpu-tests.log" "$BIN/litmus_runner" "$OUT/litmus_observed.txt" "${LITMUS_LAUNCHES:-25}"
 tail -1 "$OUT/gpu-tests.log" >>"$SUMMARY"
