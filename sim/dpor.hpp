@@ -325,19 +325,33 @@ class DporSearch final : public Strategy, public StepObserver {
       --sj.remaining;
       return;
     }
-    if (op.kind == OpKind::bulk_wait_read) {
-      // It waits for the landing of this thread's committed bulk stores.
+    if (op.kind == OpKind::bulk_wait_read || op.kind == OpKind::cp_async_wait) {
+      // It waits for the landing of this thread's bulk stores (or cp.asyncs) in every
+      // committed group but the newest N.
       wait_join_.clear();
+      const bool bulk = op.kind == OpKind::bulk_wait_read;
+      const Agent& me = rt.agent(step.agent);
+      const std::size_t groups = bulk ? me.store_groups.size() : me.cp_async_groups.size();
+      const std::size_t waited = groups > static_cast<std::size_t>(op.arg) ? groups - static_cast<std::size_t>(op.arg) : 0;
+      const OpKind landing = bulk ? OpKind::store_land : OpKind::cp_async_land;
       for (std::size_t id = 0; id < rt.agent_count(); ++id) {
         const Agent& a = rt.agent(static_cast<AgentId>(id));
-        if (a.kind == Agent::Kind::copy && a.thread_agent == step.agent && a.op.kind == OpKind::store_land &&
-            a.committed && a.state == Agent::State::finished && id < last_event_.size() && last_event_[id] >= 0)
+        if (a.kind == Agent::Kind::copy && a.thread_agent == step.agent && a.op.kind == landing &&
+            a.committed && a.async_group < waited && a.state == Agent::State::finished && id < last_event_.size() &&
+            last_event_[id] >= 0)
           join(wait_join_, events_[last_event_[id]].clock);
       }
       forced.push_back(&wait_join_);
       return;
     }
     if (!op.bar || op.kind == OpKind::bulk_copy) return;
+    if (const Agent& me = rt.agent(step.agent); !me.tracked.empty()) {
+      // The arrive-on of cp.async.mbarrier.arrive runs after the copies it tracks landed.
+      arrive_join_.clear();
+      for (AgentId t : me.tracked)
+        if (t < last_event_.size() && last_event_[t] >= 0) join(arrive_join_, events_[last_event_[t]].clock);
+      forced.push_back(&arrive_join_);
+    }
     BarrierHistory& h = history(op.bar->id);
     early.insert(early.end(), h.lifecycle.begin(), h.lifecycle.end());
     switch (op.kind) {
@@ -531,6 +545,7 @@ class DporSearch final : public Strategy, public StepObserver {
   const VClock* watch_base_ = nullptr;                    // the completed phase's counter ops
   VClock completion_clock_;
   VClock wait_join_;
+  VClock arrive_join_;  // an async arrive: the join of the copies it tracks
   Event blocked_event_;
   std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)
   std::vector<AgentId> first_agents_;

@@ -134,7 +134,45 @@ struct HostPlatform {
   // read its source.
   static void cp_async_bulk_wait_group_read0(CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().bulk_wait_read();
+    rt().bulk_wait_read(0);
+  }
+  // cp.async.bulk.wait_group.read N: all but the newest N committed groups have read smem.
+  static void cp_async_bulk_wait_group_read(std::uint32_t pending, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().bulk_wait_read(pending);
+  }
+  // cp.async.bulk.wait_group N: the same groups have also written global memory (a store's
+  // landing reads and writes in one step here, so this is the .read form's wait).
+  static void cp_async_bulk_wait_group(std::uint32_t pending, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().bulk_wait_read(pending);
+  }
+  // cp.async (non-bulk, sim/runtime_cp_async.cpp)
+  static void cp_async(void* smem, const void* gmem, std::uint32_t bytes, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cp_async(smem, gmem, bytes);
+  }
+  static void cp_async_commit_group(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cp_async_commit_group();
+  }
+  static void cp_async_wait_group(std::uint32_t pending, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cp_async_wait_group(pending);
+  }
+  // cp.async.wait_all: commit_group, then wait_group 0.
+  static void cp_async_wait_all(CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cp_async_commit_group();
+    rt().cp_async_wait_group(0);
+  }
+  static void cp_async_mbarrier_arrive(Barrier& b, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cp_async_mbarrier_arrive(b, false);
+  }
+  static void cp_async_mbarrier_arrive_noinc(Barrier& b, CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().cp_async_mbarrier_arrive(b, true);
   }
   // This thread's ordinary stores so far become visible to the async proxy
   // (race detector).

@@ -140,6 +140,15 @@ MbarrierToken MbarrierState::arrive_drop(std::int64_t count, bool* completed) {
   return token;
 }
 
+void MbarrierState::increment_pending() {
+  require_live("cp.async.mbarrier.arrive");
+  if (pending + 1 > kMaxArriveCount)
+    throw MisuseError(MisuseKind::count_out_of_range,
+                      fmt::format("cp.async.mbarrier.arrive raises the pending count past 2^20-1 ({})", describe()));
+  ++pending;
+  ++version;
+}
+
 void MbarrierState::expect_tx(std::int64_t bytes) {
   require_live("expect_tx");
   if (bytes < 0 || bytes > kMaxTxCount)

@@ -88,6 +88,9 @@ struct MbarrierState {
   MbarrierToken arrive_expect_tx(std::int64_t bytes, bool* completed);  // mbarrier.arrive.expect_tx
   MbarrierToken arrive_drop(std::int64_t count, bool* completed);       // mbarrier.arrive_drop
   void expect_tx(std::int64_t bytes);                         // mbarrier.expect_tx
+  // cp.async.mbarrier.arrive (without .noinc): the pending count of the current phase goes up
+  // by one, for the asynchronous arrive-on that follows once the thread's copies land.
+  void increment_pending();
   bool complete_tx(std::int64_t bytes);                       // mbarrier.complete_tx / TMA landing
   // mbarrier.test_wait / try_wait .parity: `awaited_phase` is the full number of the phase
   // whose completion is awaited (-1: the phase before init, complete from the start);

@@ -76,7 +76,10 @@ void RaceDetector::reset(std::size_t agents) {
   for (Released& r : released_) r = Released{};
   shared_reads_.clear();
   fenced_.assign(agents, 0);
-  stores_read_.assign(agents, {});
+  for (int k = 0; k < 2; ++k) {
+    groups_done_[k].assign(agents, {});
+    done_uncommitted_[k].assign(agents, {});
+  }
   ++generation_;  // every shadow word of the last execution is now stale
 }
 
@@ -170,13 +173,35 @@ void RaceDetector::fence_async(AgentId a) {
   ++clocks_[a][a];  // writes after the fence are not covered by it
 }
 
-void RaceDetector::store_read(AgentId store, AgentId issuer) {
-  if (stores_read_.size() <= issuer) stores_read_.resize(issuer + 1);
-  join(stores_read_[issuer], clocks_[store]);
+void RaceDetector::group_member_done(AgentId member, AgentId issuer, Groups kind, std::uint32_t group) {
+  const auto k = static_cast<std::size_t>(kind);
+  if (group == ~0u) {
+    auto& pending = done_uncommitted_[k];
+    if (pending.size() <= issuer) pending.resize(issuer + 1);
+    join(pending[issuer], clocks_[member]);
+    return;
+  }
+  auto& all = groups_done_[k];
+  if (all.size() <= issuer) all.resize(issuer + 1);
+  if (all[issuer].size() <= group) all[issuer].resize(group + 1);
+  join(all[issuer][group], clocks_[member]);
 }
 
-void RaceDetector::acquire_stores(AgentId issuer) {
-  if (issuer < stores_read_.size()) join(clocks_[issuer], stores_read_[issuer]);
+void RaceDetector::commit_group(AgentId issuer, Groups kind, std::uint32_t group) {
+  const auto k = static_cast<std::size_t>(kind);
+  auto& pending = done_uncommitted_[k];
+  if (issuer >= pending.size() || pending[issuer].empty()) return;
+  auto& all = groups_done_[k];
+  if (all.size() <= issuer) all.resize(issuer + 1);
+  if (all[issuer].size() <= group) all[issuer].resize(group + 1);
+  join(all[issuer][group], pending[issuer]);
+  pending[issuer].clear();
+}
+
+void RaceDetector::acquire_groups(AgentId issuer, Groups kind, std::uint32_t groups) {
+  const auto& all = groups_done_[static_cast<std::size_t>(kind)];
+  if (issuer >= all.size()) return;
+  for (std::uint32_t g = 0; g < groups && g < all[issuer].size(); ++g) join(clocks_[issuer], all[issuer][g]);
 }
 
 RaceDetector::Page& RaceDetector::page(std::uintptr_t page_index) {

@@ -44,8 +44,13 @@ class RaceDetector {
   void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase);
   void join_all(const std::vector<AgentId>& agents);  // sync_threads
   void fence_async(AgentId a);                        // fence.proxy.async by a
-  void store_read(AgentId store, AgentId issuer);     // a bulk store finished reading smem
-  void acquire_stores(AgentId issuer);                // wait_group.read: its stores' reads done
+  // Async-groups, per issuing thread and kind (bulk stores: their reads of smem; cp.async:
+  // their copies): `member` of group `group` of `issuer` is done (~0u: not committed yet).
+  enum class Groups : std::uint8_t { bulk_store = 0, cp_async = 1 };
+  void group_member_done(AgentId member, AgentId issuer, Groups kind, std::uint32_t group);
+  void acquire_groups(AgentId issuer, Groups kind, std::uint32_t groups);  // wait_group: [0, groups) done
+  // commit_group: the members of `issuer` done before their commit belong to `group`.
+  void commit_group(AgentId issuer, Groups kind, std::uint32_t group);
   // What `a` knows of a barrier through happens-before: the newest phase of its current
   // incarnation whose completion happens before a's present (a wait or poll that saw it
   // complete, by a itself or by anyone whose past flows to a through releases and syncs);
@@ -124,7 +129,9 @@ class RaceDetector {
   std::uint32_t generation_ = 0;
   std::vector<std::vector<Epoch>> shared_reads_;
   std::vector<std::uint32_t> fenced_;  // per agent: its generic writes up to this epoch are fenced
-  std::vector<VClock> stores_read_;   // per issuing thread: join of its finished bulk stores
+  // per kind, issuing thread and async-group: the join of its done members' clocks
+  std::vector<std::vector<VClock>> groups_done_[2];
+  std::vector<VClock> done_uncommitted_[2];  // per kind and issuing thread: done before their commit
 };
 
 }  // namespace mbcheck::sim

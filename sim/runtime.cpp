@@ -38,6 +38,10 @@ const char* to_string(OpKind kind) {
     case OpKind::store_land: return "store reads smem";
     case OpKind::bulk_wait_read: return "cp.async.bulk.wait_group.read";
     case OpKind::block_sync: return "sync_threads";
+    case OpKind::cp_async: return "cp.async";
+    case OpKind::cp_async_land: return "cp.async lands";
+    case OpKind::cp_async_wait: return "cp.async.wait_group";
+    case OpKind::cp_async_arrive: return "cp.async.mbarrier.arrive";
     case OpKind::atomic_load: return "atomic load";
     case OpKind::atomic_store: return "atomic store";
     case OpKind::atomic_fetch_add: return "atomic fetch_add";
@@ -246,7 +250,19 @@ std::string Runtime::describe_op(const Agent& a) const {
     case OpKind::bulk_store: return fmt::format("cp.async.bulk store {} B smem -> global", op.arg);
     case OpKind::store_land: return fmt::format("store reads {} B of smem, writes global", op.arg);
     case OpKind::bulk_wait_read:
-      return fmt::format("cp.async.bulk.wait_group.read 0 ({} stores still reading)", a.committed_stores);
+      return fmt::format("cp.async.bulk.wait_group.read {} ({} stores still reading)", op.arg,
+                         stores_waited_for(a, static_cast<std::uint32_t>(op.arg)));
+    case OpKind::cp_async: return fmt::format("cp.async {} B global -> smem", op.arg);
+    case OpKind::cp_async_land: return fmt::format("cp.async lands {} B", op.arg);
+    case OpKind::cp_async_wait:
+      return fmt::format("cp.async.wait_group {} ({} copies still in flight)", op.arg,
+                         cp_async_waited_for(a, static_cast<std::uint32_t>(op.arg)));
+    case OpKind::cp_async_arrive:
+      return op.bar ? fmt::format("cp.async.mbarrier.arrive {} (pending +1, then an arrive once this thread's copies "
+                                  "land)",
+                                  bar)
+                    : fmt::format("cp.async.mbarrier.arrive.noinc {} (an arrive once this thread's copies land)",
+                                  barrier_name(*static_cast<const MbarrierState*>(op.addr)));
     case OpKind::atomic_load: return fmt::format("atomic load [{}]", op.addr);
     case OpKind::atomic_store: return fmt::format("atomic store [{}] = {}", op.addr, op.arg);
     case OpKind::atomic_fetch_add: return fmt::format("atomic fetch_add [{}] += {}", op.addr, op.arg);
@@ -345,7 +361,8 @@ bool Runtime::is_enabled_now(const Agent& a) const {
     case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
     case OpKind::test_wait:
     case OpKind::try_wait: return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg);
-    case OpKind::bulk_wait_read: return a.committed_stores == 0;
+    case OpKind::bulk_wait_read: return stores_waited_for(a, static_cast<std::uint32_t>(a.op.arg)) == 0;
+    case OpKind::cp_async_wait: return cp_async_waited_for(a, static_cast<std::uint32_t>(a.op.arg)) == 0;
     default: return true;
   }
 }
@@ -370,7 +387,7 @@ void Runtime::announce(Agent& a) {
     return;
   }
   a.state = Agent::State::blocked;
-  if (a.op.kind == OpKind::bulk_wait_read) return;  // its stores' landings enable it
+  if (a.op.kind == OpKind::bulk_wait_read || a.op.kind == OpKind::cp_async_wait) return;  // landings enable it
   info(*a.op.bar).waiters.push_back(a.id);
 }
 
@@ -448,6 +465,10 @@ boost::fibers::context* Runtime::decide() {
     if (a.kind == Agent::Kind::copy) {
       if (a.op.kind == OpKind::store_land)
         land_store(a);
+      else if (a.op.kind == OpKind::cp_async_land)
+        land_cp_async(a);
+      else if (a.op.kind == OpKind::arrive)
+        async_arrive(a);
       else
         land_copy_piece(a);
       continue;

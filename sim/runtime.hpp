@@ -63,8 +63,14 @@ enum class OpKind : std::uint8_t {
   copy_land,         // copy agent: next piece lands, arg = bytes of that piece
   bulk_store,        // cp.async.bulk global <- shared issue (TMA store): arg = bytes
   store_land,        // store agent: it reads the shared source and writes global memory
-  bulk_wait_read,    // cp.async.bulk.wait_group.read 0: this thread's committed stores have read
+  bulk_wait_read,    // cp.async.bulk.wait_group.read N (arg = N): all but the newest N committed
+                     // groups of this thread's bulk stores have read
   block_sync,        // __syncthreads
+  cp_async,          // cp.async (non-bulk) issue: arg = bytes
+  cp_async_land,     // its copy agent: the bytes land in shared memory
+  cp_async_wait,     // cp.async.wait_group N (arg = N): all but the newest N committed groups landed
+  cp_async_arrive,   // cp.async.mbarrier.arrive issue: bar (null for .noinc, which changes nothing
+                     // then: addr names the barrier), arg = 1 (the pending increment)
   atomic_load,       // plain atomics on a shared/global word: addr, arg = value stored/added
   atomic_store,
   atomic_fetch_add,
@@ -260,7 +266,16 @@ struct Agent {
   boost::fibers::context* ctx = nullptr;
   // bulk stores this thread issued: not yet committed, and committed but not yet read
   std::vector<AgentId> uncommitted_stores;
-  std::uint32_t committed_stores = 0;
+  std::vector<std::uint32_t> store_groups;  // per committed bulk async-group: stores still reading
+  std::uint32_t async_group = 0;            // a store or cp.async agent: the group its commit put it in
+  // cp.async: this thread's copies not yet committed, landings still missing per committed
+  // group, copies in flight (what a cp.async.mbarrier.arrive tracks), and its arrive agents
+  // still waiting for their copies; an arrive agent's tracked copies.
+  std::vector<AgentId> cp_async_uncommitted;
+  std::vector<std::uint32_t> cp_async_groups;
+  std::vector<AgentId> cp_async_in_flight;
+  std::vector<AgentId> cp_async_arrivers;
+  std::vector<AgentId> tracked;
   // copy agents (and store agents, with `committed` telling whether a wait covers them)
   bool committed = false;
   AgentId thread_agent = kNoAgent;  // the thread that issued it
@@ -391,7 +406,11 @@ class Runtime {
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
   void bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes);  // TMA store
   void bulk_commit_group();   // not a scheduling point: it only groups this thread's stores
-  void bulk_wait_read();      // blocks until this thread's committed stores have read smem
+  // Blocks until every committed bulk async-group of this thread but the newest `pending`
+  // has read its shared memory (cp.async.bulk.wait_group.read N).
+  void bulk_wait_read(std::uint32_t pending = 0);
+  // How many stores of the groups a wait_group.read `pending` waits for are still reading.
+  static std::uint32_t stores_waited_for(const Agent& a, std::uint32_t pending);
   void fence_proxy_async();   // generic-proxy writes so far become visible to the async proxy
   void block_sync();
   // bar.arrive / bar.sync on the CTA's named barrier `id` for `count` threads (sim/runtime_operations.cpp).
@@ -417,6 +436,14 @@ class Runtime {
   std::uint32_t shfl_sync(std::uint32_t mask, std::uint32_t value, std::uint32_t src_lane);  // shfl.sync.idx
   void warpgroup_collective(const char* instruction);  // wgmma.fence / commit_group / wait_group
   std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
+  // --- cp.async, non-bulk (sim/runtime_cp_async.cpp) ---------------------------------------
+  void cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes);  // cp.async.ca.shared.global
+  void cp_async_commit_group();                 // cp.async.commit_group (not a scheduling point)
+  void cp_async_wait_group(std::uint32_t pending);  // cp.async.wait_group N
+  // cp.async.mbarrier.arrive{.noinc}: an arrive-on `bar` once every cp.async this thread issued
+  // so far has landed; without .noinc the pending count is raised by one first.
+  void cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc);
+  static std::uint32_t cp_async_waited_for(const Agent& a, std::uint32_t pending);
   // A load or store of protocol data (not a scheduling point): checked for races.
   void data_access(const void* addr, std::size_t bytes, bool write);
   void check_failed(const char* what);  // throws unless already unwinding
@@ -507,6 +534,8 @@ class Runtime {
   Agent& spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first);
   void land_copy_piece(Agent& copy);
   void land_store(Agent& store);
+  void land_cp_async(Agent& copy);
+  void async_arrive(Agent& arriver);
   void thread_finished(Agent& a);
   void end(Verdict v, std::string message, std::optional<MisuseKind> misuse = std::nullopt);
   void end_blocked();

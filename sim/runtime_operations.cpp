@@ -121,16 +121,28 @@ void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t byt
 void Runtime::bulk_commit_group() {
   if (over_ || !current_) return;
   Agent& a = *current_;
+  const auto group = static_cast<std::uint32_t>(a.store_groups.size());
   for (AgentId id : a.uncommitted_stores) {
     agent_at_[id]->committed = true;
-    ++a.committed_stores;
+    agent_at_[id]->async_group = group;
   }
+  a.store_groups.push_back(static_cast<std::uint32_t>(a.uncommitted_stores.size()));  // an empty group is a group
   a.uncommitted_stores.clear();
+  races_.commit_group(a.id, RaceDetector::Groups::bulk_store, group);  // stores that already read belong to it
 }
 
-void Runtime::bulk_wait_read() {
-  if (!schedule_point({OpKind::bulk_wait_read})) return;
-  races_.acquire_stores(current_->id);
+std::uint32_t Runtime::stores_waited_for(const Agent& a, std::uint32_t pending) {
+  std::uint32_t reading = 0;
+  const std::size_t waited = a.store_groups.size() > pending ? a.store_groups.size() - pending : 0;
+  for (std::size_t g = 0; g < waited; ++g) reading += a.store_groups[g];
+  return reading;
+}
+
+void Runtime::bulk_wait_read(std::uint32_t pending) {
+  if (!schedule_point({OpKind::bulk_wait_read, nullptr, pending})) return;
+  const std::size_t groups = current_->store_groups.size();
+  races_.acquire_groups(current_->id, RaceDetector::Groups::bulk_store,
+                        groups > pending ? static_cast<std::uint32_t>(groups - pending) : 0);
   record(*current_, nullptr);
   observe({current_->id, current_->op});
 }
@@ -153,12 +165,16 @@ void Runtime::land_store(Agent& c) {
   observe({c.id, c.op});
   c.state = Agent::State::finished;
   Agent& issuer = *agent_at_[c.thread_agent];
-  races_.store_read(c.id, issuer.id);
-  if (c.committed && --issuer.committed_stores == 0 && issuer.op.kind == OpKind::bulk_wait_read &&
-      issuer.state == Agent::State::blocked)
-    add_enabled(issuer);
-  else if (!c.committed)
+  if (!c.committed) {
     std::erase(issuer.uncommitted_stores, c.id);
+    // read before its commit: joins the group the commit makes
+    races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::bulk_store, ~0u);
+    return;
+  }
+  races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::bulk_store, c.async_group);
+  --issuer.store_groups[c.async_group];
+  if (issuer.op.kind == OpKind::bulk_wait_read && issuer.state == Agent::State::blocked && is_enabled_now(issuer))
+    add_enabled(issuer);
 }
 
 // ---------------------------------------------------------------------------------------
