@@ -202,6 +202,35 @@ struct DevicePlatform {
   __device__ static void bar_arrive(std::uint32_t id, std::uint32_t count) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
   }
+  __device__ static std::uint32_t bar_red_popc(std::uint32_t id, std::uint32_t count, bool pred) {
+    std::uint32_t n;
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\tbar.red.popc.u32 %0, %1, %2, p;\n\t}"
+        : "=r"(n)
+        : "r"(id), "r"(count), "r"(static_cast<std::uint32_t>(pred))
+        : "memory");
+    return n;
+  }
+  __device__ static bool bar_red_and(std::uint32_t id, std::uint32_t count, bool pred) {
+    std::uint32_t r;
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %3, 0;\n\tbar.red.and.pred q, %1, %2, p;\n\t"
+        "selp.u32 %0, 1, 0, q;\n\t}"
+        : "=r"(r)
+        : "r"(id), "r"(count), "r"(static_cast<std::uint32_t>(pred))
+        : "memory");
+    return r != 0;
+  }
+  __device__ static bool bar_red_or(std::uint32_t id, std::uint32_t count, bool pred) {
+    std::uint32_t r;
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %3, 0;\n\tbar.red.or.pred q, %1, %2, p;\n\t"
+        "selp.u32 %0, 1, 0, q;\n\t}"
+        : "=r"(r)
+        : "r"(id), "r"(count), "r"(static_cast<std::uint32_t>(pred))
+        : "memory");
+    return r != 0;
+  }
 
   // --- clusters ----------------------------------------------------------------------------
   __device__ static std::uint32_t cluster_ctarank() { return cuda::ptx::get_sreg_cluster_ctarank(); }
@@ -296,6 +325,51 @@ struct DevicePlatform {
   __device__ static void cp_async_bulk_commit_group() { cuda::ptx::cp_async_bulk_commit_group(); }
   // cp.async.bulk.wait_group.read 0: the committed stores of this thread have read their source.
   __device__ static void cp_async_bulk_wait_group_read0() { cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{}); }
+  // N is an immediate in PTX: 0..7 here.
+  __device__ static void cp_async_bulk_wait_group_read(std::uint32_t pending) {
+    switch (pending) {
+      case 0: cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{}); break;
+      case 1: cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<1>{}); break;
+      case 2: cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<2>{}); break;
+      case 3: cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<3>{}); break;
+      default: cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<4>{}); break;
+    }
+  }
+  __device__ static void cp_async_bulk_wait_group(std::uint32_t pending) {
+    switch (pending) {
+      case 0: cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{}); break;
+      case 1: cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<1>{}); break;
+      case 2: cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<2>{}); break;
+      case 3: cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<3>{}); break;
+      default: cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<4>{}); break;
+    }
+  }
+  // --- cp.async (non-bulk) --------------------------------------------------------------------
+  // cp.async.ca.shared.global [dst], [src], 4|8|16 (the size is an immediate).
+  __device__ static void cp_async(void* smem, const void* gmem, std::uint32_t bytes) {
+    switch (bytes) {
+      case 4: asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory"); break;
+      case 8: asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory"); break;
+      default: asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory"); break;
+    }
+  }
+  __device__ static void cp_async_commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+  __device__ static void cp_async_wait_group(std::uint32_t pending) {
+    switch (pending) {
+      case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+      case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+      case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+      case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+      default: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
+    }
+  }
+  __device__ static void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+  __device__ static void cp_async_mbarrier_arrive(Barrier& b) {
+    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" ::"r"(ptx::smem_addr(&b)) : "memory");
+  }
+  __device__ static void cp_async_mbarrier_arrive_noinc(Barrier& b) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ptx::smem_addr(&b)) : "memory");
+  }
   __device__ static void fence_proxy_async_shared_cta() { cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); }
   __device__ static void sync_threads() { __syncthreads(); }
 

@@ -39,7 +39,7 @@ note "nvcc: $(nvcc --version | tail -1)"
 
 NVCC_FLAGS=(-std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a --Werror=all-warnings -I. -Xptxas -v)
 built=1
-for exe in test_residual_add test_spec_paths test_warp_specialized test_clusters litmus_runner trace_residual_add bench_residual_add; do
+for exe in test_residual_add test_spec_paths test_warp_specialized test_clusters test_sync_ops litmus_runner trace_residual_add bench_residual_add; do
   step "build $exe" "$OUT/build.log" nvcc "${NVCC_FLAGS[@]}" "device/$exe.cu" -o "$BIN/$exe" || built=0
 done
 [ $built -eq 1 ] || { note "build failed: see build.log"; exit 1; }
@@ -99,6 +99,16 @@ for tool in memcheck synccheck; do
   note "$tool lifetime misuse: $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)"
 done
 step "correct kernels after the lifetime misuse" "$OUT/gpu-tests.log" timeout 120 "$BIN/test_clusters" --quick
+# cp.async + cp.async.mbarrier.arrive, bulk wait_group.read 1, bar.red, named-barrier
+# counting, OrderedSequenceBarrier (a bar.sync that never completes would hang: timeout).
+step "gpu test sync ops (cp.async arrive, wait_group 1, bar.red, named counting, ordered sequence)" \
+  "$OUT/gpu-tests.log" timeout 120 "$BIN/test_sync_ops"
+grep -E "^(litmus|named-barrier|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -9 >>"$SUMMARY"
+for tool in racecheck synccheck; do
+  step "compute-sanitizer $tool sync ops" "$OUT/sanitizer.log" \
+    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_sync_ops"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
+done
 
 step "gpu litmus runner" "$OUT/gpu-tests.log" "$BIN/litmus_runner" "$OUT/litmus_observed.txt" "${LITMUS_LAUNCHES:-25}"
 tail -1 "$OUT/gpu-tests.log" >>"$SUMMARY"

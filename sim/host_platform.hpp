@@ -273,6 +273,21 @@ struct HostPlatform {
   // __nanosleep: a hint with no effect on what can happen (a spin loop with it is still a spin).
   static void nanosleep(std::uint32_t) {}
 
+  // bar.red.popc.u32 / bar.red.and.pred / bar.red.or.pred id, count, pred: bar.sync that
+  // reduces the participants' predicates.
+  static std::uint32_t bar_red_popc(std::uint32_t id, std::uint32_t count, bool pred,
+                                    CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().bar_red(id, count, Runtime::BarReduction::popc, pred);
+  }
+  static bool bar_red_and(std::uint32_t id, std::uint32_t count, bool pred, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().bar_red(id, count, Runtime::BarReduction::all, pred) != 0;
+  }
+  static bool bar_red_or(std::uint32_t id, std::uint32_t count, bool pred, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().bar_red(id, count, Runtime::BarReduction::any, pred) != 0;
+  }
   static void sync_threads(CallSite site = CallSite::current()) {
     rt().at(site);
     rt().block_sync();

@@ -673,6 +673,8 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     cta.live_threads = shape_.threads_per_cta;
     cta.at_sync.clear();
     for (MbarrierState& nb : cta.named) nb = MbarrierState{};
+    for (std::uint32_t id = 0; id < kNamedBarriers; ++id)
+      for (int slot = 0; slot < 2; ++slot) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;
     cta.collectives.clear();
     cta.exit_clock.clear();
     cta.peer_uses.clear();

@@ -415,6 +415,10 @@ class Runtime {
   void block_sync();
   // bar.arrive / bar.sync on the CTA's named barrier `id` for `count` threads (sim/runtime_operations.cpp).
   void named_barrier(std::uint32_t id, std::uint32_t count, bool sync);
+  // bar.red.{popc,and,or}: bar.sync that also reduces every participant's predicate over the
+  // generation; returns the popcount, or 0/1 for and/or.
+  enum class BarReduction : std::uint8_t { popc, all, any };
+  std::uint32_t bar_red(std::uint32_t id, std::uint32_t count, BarReduction op, bool pred);
   // --- clusters (sim/runtime_cluster.cpp) --------------------------------------------------
   std::uint32_t cluster_rank() const { return current_->cta % shape_.cluster_size(); }
   // mapa: `p` (in this CTA's shared memory) at the same offset in CTA `rank` of this cluster.
@@ -481,6 +485,9 @@ class Runtime {
     };
     std::map<AgentId, PeerUse> peer_uses;
     MbarrierState named[kNamedBarriers];  // the counters behind bar.sync / bar.arrive
+    // bar.red: per id and generation parity, the true predicates and the participants so far
+    // (a generation's reduction is complete when it is; the slot is reused two generations on)
+    std::uint32_t red_true[kNamedBarriers][2] = {}, red_seen[kNamedBarriers][2] = {};
     std::uint32_t live_threads = 0;
     std::vector<AgentId> at_sync;
     std::uint64_t release_step = 0;  // the step that released the last sync_threads
@@ -508,6 +515,12 @@ class Runtime {
   void cta_exited(std::uint32_t cta);  // its last thread finished: every peer use before its exit?
   void cluster_barrier_exit();  // an exiting thread leaves the cluster barrier's count
   void rendezvous(Rendezvous& r, std::uint32_t count, const std::string& name);
+  struct RedArrival {
+    BarReduction op;
+    bool pred;
+    std::uint32_t result = 0;
+  };
+  void named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync, RedArrival* red);
   // Performs the current thread's deferred try_wait now (before its next event), if any.
   void perform_deferred_try();
 

@@ -397,6 +397,16 @@ void Runtime::block_sync() {
 // for warps whose lanes all take part; a warp with exited lanes is short here), and makes a
 // lane wait for the rest of its warp at the instruction.
 void Runtime::named_barrier(std::uint32_t id, std::uint32_t count, bool sync) {
+  named_barrier_op(id, count, sync, nullptr);
+}
+
+std::uint32_t Runtime::bar_red(std::uint32_t id, std::uint32_t count, BarReduction op, bool pred) {
+  RedArrival red{op, pred};
+  named_barrier_op(id, count, true, &red);
+  return red.result;
+}
+
+void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync, RedArrival* red) {
   if (over_ || !current_) return;
   perform_deferred_try();
   Agent& a = *current_;
@@ -425,7 +435,20 @@ void Runtime::named_barrier(std::uint32_t id, std::uint32_t count, bool sync) {
                        id, bar.expected));
   }
   const MbarrierToken token = arrive(bar, 1, false);
-  if (sync && !over_) wait(bar, token.phase);
+  if (over_) return;
+  CtaInfo& cta = ctas_[a.cta];
+  const auto slot = static_cast<std::size_t>(token.phase & 1);
+  if (red) {
+    // Counted in the arrival's own step: nothing runs between the arrive and this.
+    if (token.pending_before == bar.expected) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;  // first of it
+    cta.red_true[id][slot] += red->pred ? 1 : 0;
+    ++cta.red_seen[id][slot];
+  }
+  if (sync) wait(bar, token.phase);
+  if (red && !over_) {
+    const std::uint32_t yes = cta.red_true[id][slot], all = cta.red_seen[id][slot];
+    red->result = red->op == BarReduction::popc ? yes : red->op == BarReduction::all ? (yes == all) : (yes > 0);
+  }
 }
 
 std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected) {

@@ -136,3 +136,22 @@ TEST_CASE("a surplus arrival completes a generation without the thread it was me
     CHECK(r.stats.complete);
   }
 }
+
+TEST_CASE("bar.red reduces every participant's predicate over its generation", "[named][explore]") {
+  // Two warps of 4 lanes, three rounds: thread t votes (t + round) % 3 == 0.
+  FunctionProgram prog(warps(2), [] {
+    const std::uint32_t me = P::thread_idx();
+    for (std::uint32_t round = 0; round < 3; ++round) {
+      const bool vote = (me + round) % 3 == 0;
+      std::uint32_t expected = 0;
+      for (std::uint32_t t = 0; t < 8; ++t) expected += (t + round) % 3 == 0 ? 1 : 0;
+      P::check(P::bar_red_popc(2, 8, vote) == expected, "popc of the round's votes");
+      P::check(P::bar_red_and(2, 8, vote) == (expected == 8), "and of the round's votes");
+      P::check(P::bar_red_or(2, 8, vote) == (expected > 0), "or of the round's votes");
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}

@@ -1,0 +1,231 @@
+// Litmus tests on the GPU for the operations added beside clusters, each a count of outcomes
+// the emulator forbids (0 to pass), or a measured fact the emulator's model rests on:
+//  - cp.async + cp.async.mbarrier.arrive.noinc (and the incrementing form beside an arrive):
+//    a waiter reads stale copied data;
+//  - cp.async.bulk.wait_group.read 1: the older group's source, overwritten after the wait,
+//    reaches global memory overwritten;
+//  - bar.red.popc/.and/.or: a result other than the reduction of the generation's predicates;
+//  - named-barrier counting: bar.sync id, 64 in a CTA of 4 warps releases two warps while the
+//    other two are still delayed (measured); a warp whose upper 16 lanes exited counts as a
+//    whole warp (measured: the emulator counts threads and would call this a deadlock);
+//  - OrderedSequenceBarrier (spec/ordered_sequence_barrier.hpp): a turn out of order.
+// Exit status 0 when every forbidden count is 0.
+#include <cstring>
+#include <vector>
+
+#include "device/cuda_check.cuh"
+#include "device/platform.cuh"
+#include "spec/mbarrier.hpp"
+#include "spec/ordered_sequence_barrier.hpp"
+
+using namespace mbcheck;
+using P = dev::DevicePlatform;
+
+namespace {
+
+__device__ void spin(unsigned long long cycles) {
+  const unsigned long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+// Warp 0 copies 32 x 16 bytes of round r's data with cp.async, then each lane has the barrier
+// (count 32) track its copy: .noinc (the async arrive is the lane's arrival) or the incrementing
+// form beside a plain arrive. Warp 1 waits and reads every word; stale reads counted.
+__global__ void cp_async_arrive(const std::uint32_t* src, std::uint32_t rounds, bool noinc, unsigned int* stale) {
+  auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
+  auto* data = reinterpret_cast<std::uint32_t*>(P::shared_memory() + 128);
+  const std::uint32_t me = P::thread_idx();
+  if (me == 0) P::mbarrier_init(*bar, 32);
+  P::sync_threads();
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    if (me < 32) {
+      P::cp_async(data + 4 * me, src + (r % 8) * 128 + 4 * me, 16);
+      if (noinc) {
+        P::cp_async_mbarrier_arrive_noinc(*bar);  // the lane's arrival, once its copy landed
+      } else {
+        P::cp_async_mbarrier_arrive(*bar);  // pending +1, then an arrive once the copy landed
+        P::mbarrier_arrive(*bar);           // the lane's own arrival, which the count expects
+      }
+    } else {
+      P::mbarrier_wait_parity(*bar, r);
+      for (std::uint32_t i = me - 32; i < 128; i += 32)
+        if (data[i] != src[(r % 8) * 128 + i]) atomicAdd(stale, 1u);
+    }
+    P::sync_threads();  // this round's reads are done before the next round's copies
+  }
+}
+
+// One thread: tile A (256 B) and tile B bulk-stored in two groups; wait_group.read 1; tile A
+// overwritten; then wait_group 0. The global copy of A must hold the old values.
+__global__ void bulk_wait_group_1(std::uint32_t* global, unsigned int* wrong) {
+  auto* tile = reinterpret_cast<std::uint32_t*>(P::shared_memory());
+  if (P::thread_idx() != 0) return;
+  std::uint32_t* out = global + std::size_t{blockIdx.x} * 128;
+  for (int i = 0; i < 128; ++i) tile[i] = 1000 + i;
+  P::fence_proxy_async_shared_cta();
+  P::cp_async_bulk_shared_to_global(out, tile, 256);
+  P::cp_async_bulk_commit_group();
+  P::cp_async_bulk_shared_to_global(out + 64, tile + 64, 256);
+  P::cp_async_bulk_commit_group();
+  P::cp_async_bulk_wait_group_read(1);
+  for (int i = 0; i < 64; ++i) tile[i] = 7;  // the first group read its source: free again
+  P::cp_async_bulk_wait_group(0);
+  for (int i = 0; i < 64; ++i)
+    if (out[i] != 1000u + i) atomicAdd(wrong, 1u);
+}
+
+__global__ void bar_red(std::uint32_t rounds, unsigned int* wrong) {
+  const std::uint32_t me = P::thread_idx(), n = P::block_dim();
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    const bool vote = (me * 7 + r) % 5 == 0;
+    std::uint32_t expected = 0;
+    for (std::uint32_t t = 0; t < n; ++t) expected += (t * 7 + r) % 5 == 0 ? 1 : 0;
+    if (P::bar_red_popc(3, n, vote) != expected) atomicAdd(wrong, 1u);
+    if (P::bar_red_and(3, n, vote) != (expected == n)) atomicAdd(wrong, 1u);
+    if (P::bar_red_or(3, n, vote) != (expected > 0)) atomicAdd(wrong, 1u);
+  }
+}
+
+// Warps 0-1 sync `rounds` times on barrier 1 for 64 threads while warps 2-3 are delayed, then
+// sync on barrier 2 for 64: how many of the 64-thread rounds finished before the delayed warps
+// started (all of them: bar.sync counts only its 64 threads).
+__global__ void named_count(std::uint32_t rounds, unsigned long long delay, unsigned int* early_rounds) {
+  __shared__ unsigned long long started, finished;
+  const std::uint32_t w = P::warp_idx();
+  if (w >= 2) {
+    spin(delay);
+    if (P::thread_idx() == 64) started = clock64();
+    P::bar_sync(2, 64);
+  } else {
+    for (std::uint32_t r = 0; r < rounds; ++r) P::bar_sync(1, 64);
+    if (P::thread_idx() == 0) finished = clock64();
+  }
+  __syncthreads();
+  if (P::thread_idx() == 0 && finished < started) atomicAdd(early_rounds, 1u);
+}
+
+// Warp 0's lanes 16-31 exit; lanes 0-15 and warp 1 then bar.sync(1, 64): PTX counts warps
+// (a warp arrives when all its non-exited lanes have), so it completes.
+__global__ void named_exited_lanes(unsigned int* passed) {
+  if (P::warp_idx() == 0 && P::lane_idx() >= 16) return;
+  P::bar_sync(1, 64);
+  if (P::thread_idx() == 0) atomicAdd(passed, 1u);
+}
+
+// Two groups of 128 threads take 64 turns each through OrderedSequenceBarrier<2, 2>; turn k of
+// group g finds its stage's word holding 2 * (k / 2) + g.
+__global__ void ordered_sequence(unsigned int* wrong) {
+  auto* bars = reinterpret_cast<P::Barrier*>(P::shared_memory());
+  auto* words = reinterpret_cast<volatile std::uint32_t*>(P::shared_memory() + 128);
+  const std::uint32_t me = P::thread_idx(), group = me / 128, t = me % 128;
+  OrderedSequenceBarrier<P, 2, 2> seq(bars, group);
+  if (me == 0) seq.init(128);
+  words[me] = 0;
+  P::sync_threads();
+  for (std::uint32_t turn = 0; turn < 64; ++turn) {
+    seq.wait();
+    volatile std::uint32_t* word = words + 128 * (turn % 2) + t;
+    if (*word != 2 * (turn / 2) + group) atomicAdd(wrong, 1u);
+    *word = *word + 1;
+    seq.arrive();
+  }
+}
+
+unsigned int* counter() {
+  unsigned int* c = nullptr;
+  MBCHECK_CUDA(cudaMalloc(&c, sizeof(unsigned int)));
+  MBCHECK_CUDA(cudaMemset(c, 0, sizeof(unsigned int)));
+  return c;
+}
+unsigned int read_and_free(unsigned int* c) {
+  unsigned int v = 0;
+  MBCHECK_CUDA(cudaMemcpy(&v, c, sizeof(v), cudaMemcpyDeviceToHost));
+  MBCHECK_CUDA(cudaFree(c));
+  return v;
+}
+
+}  // namespace
+
+int main() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  int failures = 0;
+  cudaDeviceProp prop{};
+  MBCHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  const unsigned ctas = static_cast<unsigned>(prop.multiProcessorCount) * 4;
+
+  std::vector<std::uint32_t> src(8 * 128);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  std::uint32_t* d_src = nullptr;
+  MBCHECK_CUDA(cudaMalloc(&d_src, src.size() * 4));
+  MBCHECK_CUDA(cudaMemcpy(d_src, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
+  for (bool noinc : {true, false}) {
+    unsigned int* stale = counter();
+    cp_async_arrive<<<ctas, 64, 1024>>>(d_src, 2000, noinc, stale);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int v = read_and_free(stale);
+    std::printf("litmus cp.async + cp.async.mbarrier.arrive%s: %u CTAs x 2000 rounds x 128 words, stale reads: %u "
+                "(forbidden)\n",
+                noinc ? ".noinc" : " (+1, beside an arrive)", ctas, v);
+    failures += v != 0;
+  }
+  MBCHECK_CUDA(cudaFree(d_src));
+
+  {
+    std::uint32_t* d_out = nullptr;
+    MBCHECK_CUDA(cudaMalloc(&d_out, std::size_t{ctas} * 128 * 4));
+    unsigned int* wrong = counter();
+    bulk_wait_group_1<<<ctas, 32, 512>>>(d_out, wrong);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int v = read_and_free(wrong);
+    MBCHECK_CUDA(cudaFree(d_out));
+    std::printf("litmus cp.async.bulk.wait_group.read 1: %u CTAs, older group's words stored overwritten: %u "
+                "(forbidden)\n",
+                ctas, v);
+    failures += v != 0;
+  }
+  {
+    unsigned int* wrong = counter();
+    bar_red<<<ctas, 256>>>(200, wrong);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int v = read_and_free(wrong);
+    std::printf("litmus bar.red popc/and/or, 256 threads: %u CTAs x 200 rounds, wrong results: %u (forbidden)\n", ctas,
+                v);
+    failures += v != 0;
+  }
+  {
+    unsigned int* early = counter();
+    named_count<<<ctas, 128>>>(100, 200'000ull, early);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int v = read_and_free(early);
+    std::printf("named-barrier counting: bar.sync 1, 64 x 100 rounds by warps 0-1 while warps 2-3 are delayed: all "
+                "rounds done before the delayed warps started in %u of %u CTAs (as modelled: the count is 64 "
+                "threads)\n",
+                v, ctas);
+    unsigned int* passed = counter();
+    named_exited_lanes<<<ctas, 64>>>(passed);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int p = read_and_free(passed);
+    std::printf("named-barrier counting: bar.sync 1, 64 with 16 of warp 0's lanes exited: completed in %u of %u CTAs "
+                "(PTX counts warps; the emulator counts threads and reports this shape as a deadlock)\n",
+                p, ctas);
+  }
+  {
+    unsigned int* wrong = counter();
+    ordered_sequence<<<ctas, 256, 1280>>>(wrong);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int v = read_and_free(wrong);
+    std::printf("litmus OrderedSequenceBarrier<2,2>, 2 groups of 128 x 64 turns: %u CTAs, turns out of order: %u "
+                "(forbidden)\n",
+                ctas, v);
+    failures += v != 0;
+  }
+  std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+  return failures ? 1 : 0;
+}
