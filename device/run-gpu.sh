@@ -106,7 +106,7 @@ step "gpu test sync ops (cp.async arrive, wait_group 1, bar.red, named counting,
 grep -E "^(litmus|named-barrier|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -9 >>"$SUMMARY"
 for tool in racecheck synccheck; do
   step "compute-sanitizer $tool sync ops" "$OUT/sanitizer.log" \
-    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_sync_ops"
+    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$BIN/test_sync_ops" --quick
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
 done
 

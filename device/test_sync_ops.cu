@@ -147,12 +147,14 @@ unsigned int read_and_free(unsigned int* c) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;  // small, for the sanitizers
   int failures = 0;
   cudaDeviceProp prop{};
   MBCHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  const unsigned ctas = static_cast<unsigned>(prop.multiProcessorCount) * 4;
+  const unsigned ctas = quick ? 4u : static_cast<unsigned>(prop.multiProcessorCount) * 4;
+  const std::uint32_t rounds = quick ? 20 : 2000;
 
   std::vector<std::uint32_t> src(8 * 128);
   for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint32_t>(i * 2654435761u);
@@ -161,13 +163,13 @@ int main() {
   MBCHECK_CUDA(cudaMemcpy(d_src, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
   for (bool noinc : {true, false}) {
     unsigned int* stale = counter();
-    cp_async_arrive<<<ctas, 64, 1024>>>(d_src, 2000, noinc, stale);
+    cp_async_arrive<<<ctas, 64, 1024>>>(d_src, rounds, noinc, stale);
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(stale);
-    std::printf("litmus cp.async + cp.async.mbarrier.arrive%s: %u CTAs x 2000 rounds x 128 words, stale reads: %u "
+    std::printf("litmus cp.async + cp.async.mbarrier.arrive%s: %u CTAs x %u rounds x 128 words, stale reads: %u "
                 "(forbidden)\n",
-                noinc ? ".noinc" : " (+1, beside an arrive)", ctas, v);
+                noinc ? ".noinc" : " (+1, beside an arrive)", ctas, rounds, v);
     failures += v != 0;
   }
   MBCHECK_CUDA(cudaFree(d_src));
@@ -188,12 +190,12 @@ int main() {
   }
   {
     unsigned int* wrong = counter();
-    bar_red<<<ctas, 256>>>(200, wrong);
+    bar_red<<<ctas, 256>>>(rounds / 10, wrong);
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(wrong);
-    std::printf("litmus bar.red popc/and/or, 256 threads: %u CTAs x 200 rounds, wrong results: %u (forbidden)\n", ctas,
-                v);
+    std::printf("litmus bar.red popc/and/or, 256 threads: %u CTAs x %u rounds, wrong results: %u (forbidden)\n", ctas,
+                rounds / 10, v);
     failures += v != 0;
   }
   {
