@@ -7,7 +7,7 @@
 //  - bar.red.popc/.and/.or: a result other than the reduction of the generation's predicates;
 //  - named-barrier counting: bar.sync id, 64 in a CTA of 4 warps releases two warps while the
 //    other two are still delayed (measured); a warp whose upper 16 lanes exited counts as a
-//    whole warp (measured: the emulator counts threads and would call this a deadlock);
+//    whole warp (measured; the emulator counts warps the same way, tests/test_named_barriers.cpp);
 //  - OrderedSequenceBarrier (spec/ordered_sequence_barrier.hpp): a turn out of order.
 // Exit status 0 when every forbidden count is 0.
 #include <cstring>
@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int p = read_and_free(passed);
     std::printf("named-barrier counting: bar.sync 1, 64 with 16 of warp 0's lanes exited: completed in %u of %u CTAs "
-                "(PTX counts warps; the emulator counts threads and reports this shape as a deadlock)\n",
+                "(PTX counts warps, and so does the emulator)\n",
                 p, ctas);
   }
   {

@@ -609,6 +609,7 @@ void Runtime::fiber_main(AgentId id) {
       to_protocol();
       program_->thread_main();
       perform_deferred_try();  // a try nothing waited on still happened before the exit
+      named_barrier_exit();
       if (shape_.cluster_size() > 1) cluster_barrier_exit();
     }
   } catch (const Aborted&) {

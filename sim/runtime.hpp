@@ -521,6 +521,9 @@ class Runtime {
     std::uint32_t result = 0;
   };
   void named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync, RedArrival* red);
+  void named_barrier_exit();  // an exiting lane leaves its warp's convergence count (if it has one)
+  // The lanes of `warp` in `cta` that have not exited, and the lowest of them.
+  std::uint32_t live_lanes(std::uint32_t cta, std::uint32_t warp, std::uint32_t* lowest) const;
   // Performs the current thread's deferred try_wait now (before its next event), if any.
   void perform_deferred_try();
 

@@ -388,69 +388,6 @@ void Runtime::block_sync() {
   observe({current_->id, current_->op});
 }
 
-// A named barrier is a counter of threads, one per CTA and id: the first use of an id sets
-// its count, each bar.arrive or bar.sync is an arrival of one thread on it (a release, as
-// PTX's memory model makes barrier arrivals), and bar.sync then waits (an acquire) for the
-// generation it arrived in to complete. The counter is an mbarrier without the missing-wait
-// rule, so the search orders these arrivals and waits as it does an mbarrier's. What the
-// model leaves out: hardware counts a warp once all its non-exited lanes arrived (the same
-// for warps whose lanes all take part; a warp with exited lanes is short here), and makes a
-// lane wait for the rest of its warp at the instruction.
-void Runtime::named_barrier(std::uint32_t id, std::uint32_t count, bool sync) {
-  named_barrier_op(id, count, sync, nullptr);
-}
-
-std::uint32_t Runtime::bar_red(std::uint32_t id, std::uint32_t count, BarReduction op, bool pred) {
-  RedArrival red{op, pred};
-  named_barrier_op(id, count, true, &red);
-  return red.result;
-}
-
-void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync, RedArrival* red) {
-  if (over_ || !current_) return;
-  perform_deferred_try();
-  Agent& a = *current_;
-  const char* op = sync ? "bar.sync" : "bar.arrive";
-  auto misuse = [&](std::string what) {
-    end(Verdict::misuse, fmt::format("{}: {} {}, {}: {}", describe_agent(a.id), op, id, count, what),
-        MisuseKind::named_barrier);
-    outcome_.culprits = {a.id};
-    throw Aborted{};
-  };
-  const std::uint32_t ws = shape_.warp_size;
-  const std::uint32_t cta_threads = (shape_.threads_per_cta + ws - 1) / ws * ws;
-  if (id >= kNamedBarriers) misuse(fmt::format("a CTA has named barriers 0..{}", kNamedBarriers - 1));
-  if (count == 0 || count % ws != 0 || count > cta_threads)
-    misuse(fmt::format("the thread count must be a positive multiple of the warp size ({}) and at most the CTA's {}",
-                       ws, cta_threads));
-  MbarrierState& bar = ctas_[a.cta].named[id];
-  BarrierInfo& bi = info(bar);
-  if (!bar.is_live()) {
-    bar.init(count);
-    bar.named = true;
-    races_.barrier_init(bar.id, a.id);
-    bi.name = shape_.ctas > 1 ? fmt::format("cta{}.barrier {}", a.cta, id) : fmt::format("barrier {}", id);
-  } else if (bar.expected != count) {
-    misuse(fmt::format("barrier {} counts {} threads (its first use said so): uses of one id disagree on the count",
-                       id, bar.expected));
-  }
-  const MbarrierToken token = arrive(bar, 1, false);
-  if (over_) return;
-  CtaInfo& cta = ctas_[a.cta];
-  const auto slot = static_cast<std::size_t>(token.phase & 1);
-  if (red) {
-    // Counted in the arrival's own step: nothing runs between the arrive and this.
-    if (token.pending_before == bar.expected) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;  // first of it
-    cta.red_true[id][slot] += red->pred ? 1 : 0;
-    ++cta.red_seen[id][slot];
-  }
-  if (sync) wait(bar, token.phase);
-  if (red && !over_) {
-    const std::uint32_t yes = cta.red_true[id][slot], all = cta.red_seen[id][slot];
-    red->result = red->op == BarReduction::popc ? yes : red->op == BarReduction::all ? (yes == all) : (yes > 0);
-  }
-}
-
 std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected) {
   Op op{kind, nullptr, arg};
   op.addr = addr;

@@ -155,3 +155,44 @@ TEST_CASE("bar.red reduces every participant's predicate over its generation", "
   CHECK(r.stats.complete);
   CHECK(r.stats.executions == 1);
 }
+
+TEST_CASE("a named barrier counts warps: a warp arrives once all its non-exited lanes have", "[named][explore]") {
+  SECTION("a warp whose upper lanes exited still counts as a whole warp (as measured on the H200)") {
+    FunctionProgram prog(warps(2), [] {
+      if (P::warp_idx() == 0 && P::lane_idx() >= 2) return;
+      P::bar_sync(1, 8);
+    });
+    const ExploreResult r = explore_all(prog);
+    CHECK_FALSE(r.bug);
+    CHECK(r.stats.complete);
+  }
+  SECTION("a lane that exits while its warp waits at the barrier lets the warp arrive") {
+    FunctionProgram prog(warps(2), [] {
+      if (P::warp_idx() == 0 && P::lane_idx() == 0) {
+        smem_bar(0).init(1);  // some work first, then exit
+        return;
+      }
+      P::bar_sync(1, 8);
+    });
+    const ExploreResult r = explore_all(prog);
+    CHECK_FALSE(r.bug);
+    CHECK(r.stats.complete);
+  }
+  SECTION("a lane busy elsewhere holds up its warp's arrival") {
+    // Warp 0's lane 0 waits for an mbarrier that warp 1 arrives on only after the bar.sync:
+    // warp 0 cannot arrive without lane 0, so nobody passes the named barrier.
+    FunctionProgram prog(warps(2), [] {
+      if (P::thread_idx() == 0) smem_bar(0).init(1);
+      P::sync_threads();
+      if (P::thread_idx() == 0) {
+        smem_bar(0).wait(0);
+        return;
+      }
+      P::bar_sync(1, 8);
+      if (P::thread_idx() == 4) smem_bar(0).arrive();
+    });
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::deadlock);
+  }
+}
