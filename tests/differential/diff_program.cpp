@@ -31,6 +31,8 @@ const char* to_string(Stmt s) {
     case Stmt::atomic_load: return "atomic_load";
     case Stmt::atomic_add: return "atomic_add";
     case Stmt::sync_threads: return "sync_threads";
+    case Stmt::bar_arrive: return "bar_arrive";
+    case Stmt::bar_sync: return "bar_sync";
     case Stmt::count_: break;
   }
   return "?";

@@ -49,6 +49,12 @@
 //   atomic_load         records A[arg]
 //   atomic_add          records the old A[arg], adds 1
 //   sync_threads        __syncthreads over the CTA's threads that have not exited
+//   bar_arrive          bar.arrive on named barrier `bar` (0..1 here) of the CTA for `arg`
+//                       threads (the programs run with warps of one thread); the first use of
+//                       an id fixes its count (another count, or one outside [1, threads]:
+//                       misuse named-barrier); an arrival completes the generation when it is
+//                       the count-th of it, and later arrivals start the next one
+//   bar_sync            bar.arrive, then a blocking wait for the generation it arrived in
 // Copy sources: word j of slot s in CTA c lands the value 1000 + 100c + 10s + j.
 //
 // Memory model (PTX): arrive, arrive_drop, arrive.noComplete and arrive.expect_tx release;
@@ -56,7 +62,8 @@
 // barrier and the writes of every copy piece that landed (complete_tx) on phase q;
 // expect_tx and complete_tx are relaxed (release nothing); a copy's writes are ordered
 // after its issue; sync_threads orders everything before it in every participant before
-// everything after it. Atomics are relaxed (they order nothing and never race). Two
+// everything after it; a named-barrier arrival releases, and bar_sync's wait acquires every
+// release of its generation. Atomics are relaxed (they order nothing and never race). Two
 // accesses to one word of D or S, at least one a write (a copy piece writes its words),
 // not ordered by happens-before, are a data race (a bug).
 #pragma once
@@ -71,6 +78,7 @@ enum class Stmt : std::uint8_t {
   arrive, arrive_drop, arrive_no_complete, arrive_expect_tx, expect_tx, complete_tx, arrive_token,
   wait, test_wait, try_wait, token_test_wait, token_wait, spin_try_wait, spin_backoff, try_then_wait,
   status_try, status_wait, copy, load_slot, store, load, atomic_store, atomic_load, atomic_add, sync_threads,
+  bar_arrive, bar_sync,
   count_  // number of statements
 };
 const char* to_string(Stmt s);
@@ -91,7 +99,7 @@ struct DiffProgram {
   std::uint32_t total_threads() const { return ctas * threads; }
 };
 
-inline constexpr int kDataWords = 2, kSlots = 2, kSlotWords = 4, kAtomicWords = 2;
+inline constexpr int kDataWords = 2, kSlots = 2, kSlotWords = 4, kAtomicWords = 2, kNamedIds = 2;
 inline std::int64_t copy_source_value(std::uint32_t cta, int slot, int word) {
   return 1000 + 100 * static_cast<std::int64_t>(cta) + 10 * slot + word;
 }

@@ -32,7 +32,7 @@ struct Gen {
         Stmt::token_wait, Stmt::spin_try_wait, Stmt::spin_try_wait, Stmt::spin_backoff, Stmt::try_then_wait,
         Stmt::status_try, Stmt::status_wait,
         Stmt::copy, Stmt::copy, Stmt::load_slot, Stmt::store, Stmt::load, Stmt::atomic_store,
-        Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads};
+        Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads, Stmt::bar_arrive, Stmt::bar_sync};
     i.op = kPool[pick(sizeof kPool / sizeof kPool[0])];
     switch (i.op) {
       case Stmt::arrive_expect_tx:
@@ -52,6 +52,15 @@ struct Gen {
       case Stmt::atomic_store:
       case Stmt::atomic_load:
       case Stmt::atomic_add: i.arg = static_cast<std::int32_t>(pick(kAtomicWords)); break;
+      case Stmt::bar_arrive:
+      case Stmt::bar_sync: {
+        // the whole CTA mostly; fewer threads (surplus arrivals start the next generation);
+        // rarely a count past the CTA (misuse)
+        i.bar = static_cast<std::uint8_t>(pick(kNamedIds));
+        const std::uint32_t r = pick(100);
+        i.arg = static_cast<std::int32_t>(r < 60 ? p.threads : r < 92 ? 1 + pick(p.threads) : p.threads + 1);
+        break;
+      }
       default: break;
     }
     return i;
@@ -121,6 +130,20 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       s[a].push_back({Stmt::arrive, 0, 0});
       for (int k = 0; k < 3; ++k) s[b].push_back({g.chance(50) ? Stmt::test_wait : Stmt::try_wait, 0, q});
       break;
+    case 10:  // a named-barrier handoff: store, bar.arrive; the other bar.syncs and loads
+      s[a].push_back({Stmt::store, 0, 0});
+      s[a].push_back({Stmt::bar_arrive, 0, 2});
+      s[b].push_back({Stmt::bar_sync, 0, 2});
+      s[b].push_back({Stmt::load, 0, 0});
+      break;
+    case 11:  // rounds of bar.sync over the CTA with data between
+      for (std::uint32_t t = 0; t < g.p.threads; ++t) {
+        s[t].push_back({Stmt::store, 0, static_cast<std::int32_t>(t % kDataWords)});
+        s[t].push_back({Stmt::bar_sync, 1, static_cast<std::int32_t>(g.p.threads)});
+        s[t].push_back({Stmt::load, 0, static_cast<std::int32_t>((t + 1) % kDataWords)});
+        s[t].push_back({Stmt::bar_sync, 1, static_cast<std::int32_t>(g.p.threads)});
+      }
+      break;
     default: break;
   }
 }
@@ -182,7 +205,7 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    plant_pattern(g, g.pick(10));
+    plant_pattern(g, g.pick(12));
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
                         p.scripts[0][3].op == Stmt::wait;
@@ -221,6 +244,9 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
             break;
           }
       if (i.op == Stmt::wait && i.arg == -1) seen.insert("pattern:wait for phase -1");
+      if (i.op == Stmt::bar_sync)
+        for (std::size_t j = 0; j < k; ++j)
+          if (script[j].op == Stmt::bar_sync && script[j].bar == i.bar) seen.insert("pattern:rounds of bar.sync");
     }
   bool tx_inc = false, tx_dec = false, arrivals = false;
   for (const auto& script : p.scripts)
@@ -230,6 +256,12 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
       arrivals |= i.op == Stmt::arrive || i.op == Stmt::arrive_drop || i.op == Stmt::arrive_token;
     }
   if (tx_inc && tx_dec && arrivals) seen.insert("pattern:tx ops beside plain arrivals");
+  for (std::size_t g1 = 0; g1 < p.scripts.size(); ++g1)
+    for (const Instr& i : p.scripts[g1])
+      if (i.op == Stmt::bar_arrive)
+        for (std::size_t g2 = 0; g2 < p.scripts.size(); ++g2)
+          for (const Instr& j : p.scripts[g2])
+            if (g2 != g1 && j.op == Stmt::bar_sync && j.bar == i.bar) seen.insert("pattern:bar.arrive -> bar.sync handoff");
   std::size_t shortest = ~std::size_t{0}, longest = 0;
   for (const auto& script : p.scripts) {
     shortest = std::min(shortest, script.size());

@@ -44,6 +44,13 @@ struct Barrier {
   template <class V> void visit(V& v) { v(live); v(phase); v(expected); v(pending); v(tx); v(observed); v(releases); }
 };
 
+struct Named {    // a named barrier of a CTA
+  I count = 0;    // fixed by the first use (0: unused)
+  I arrived = 0, generation = 0;
+  std::vector<Clock> releases;  // by generation: join of everything released on it
+  template <class V> void visit(V& v) { v(count); v(arrived); v(generation); v(releases); }
+};
+
 struct Copy {     // one per copy statement of the program: each runs at most once
   I status = 0;   // 0 not issued, 1 in flight, 2 done
   I landed = 0;   // pieces landed so far
@@ -65,7 +72,8 @@ struct State {
   std::vector<Word> data;       // cta * kDataWords + w
   std::vector<Word> slots;      // (cta * kSlots + s) * kSlotWords + j
   std::vector<I> atomics;
-  template <class V> void visit(V& v) { v(threads); v(bars); v(copies); v(data); v(slots); v(atomics); }
+  std::vector<Named> named;     // cta * kNamedIds + id
+  template <class V> void visit(V& v) { v(threads); v(bars); v(copies); v(data); v(slots); v(atomics); v(named); }
 };
 
 // Encoding: zigzag varints (the values are small), vectors prefixed by their length.
@@ -160,6 +168,7 @@ bool uses_barrier(Stmt op) {
   switch (op) {
     case Stmt::store: case Stmt::load: case Stmt::load_slot: case Stmt::atomic_store:
     case Stmt::atomic_load: case Stmt::atomic_add: case Stmt::sync_threads:
+    case Stmt::bar_arrive: case Stmt::bar_sync:
       return false;
     default:
       return true;
@@ -190,6 +199,8 @@ class Explorer {
     for (int g = 0; g < n_; ++g) {
       for (const Instr& in : p.scripts[g]) {
         if (uses_barrier(in.op)) nbars_ = std::max(nbars_, in.bar + 1);  // above `barriers`: never initialised
+        if ((in.op == Stmt::bar_arrive || in.op == Stmt::bar_sync) && in.bar >= kNamedIds)
+          throw std::invalid_argument("reference: named barrier id out of range");
         int limit = index_limit(in.op);
         if (limit > 0 && (in.arg < 0 || in.arg >= limit)) throw std::invalid_argument("reference: index out of range");
         copy_index_[g].push_back(in.op == Stmt::copy ? static_cast<int>(copy_issuer_.size()) : -1);
@@ -254,6 +265,7 @@ class Explorer {
     s.data.assign(static_cast<std::size_t>(p_.ctas) * kDataWords, blank);
     s.slots.assign(static_cast<std::size_t>(p_.ctas) * kSlots * kSlotWords, blank);
     s.atomics.assign(kAtomicWords, 0);
+    s.named.resize(static_cast<std::size_t>(p_.ctas) * kNamedIds);
     for (int g = 0; g < n_; ++g) settle(s, g);
     for (int c = 0; c < static_cast<int>(p_.ctas); ++c) sync_release(s, c);  // e.g. no barriers, one thread
     return s;
@@ -429,6 +441,31 @@ class Explorer {
         if (!t.released) return false;  // arrived, waiting for the rest of the CTA
         t.released = 0;
         break;
+      case Stmt::bar_arrive: case Stmt::bar_sync: {
+        Named& nb = s.named[static_cast<std::size_t>(cta * kNamedIds + in.bar)];
+        if (t.sub == 0) {  // the arrival
+          if (in.arg < 1 || in.arg > static_cast<I>(p_.threads)) misuse("named-barrier");
+          if (nb.count == 0) nb.count = in.arg;
+          else if (nb.count != in.arg) misuse("named-barrier");
+          const I generation = nb.generation;
+          if (static_cast<I>(nb.releases.size()) <= generation)
+            nb.releases.resize(static_cast<std::size_t>(generation + 1), Clock(static_cast<std::size_t>(agents_), 0));
+          join(nb.releases[static_cast<std::size_t>(generation)], t.clock);
+          t.clock[static_cast<std::size_t>(g)] += 1;
+          if (++nb.arrived == nb.count) {
+            nb.arrived = 0;
+            nb.generation += 1;
+          }
+          if (in.op == Stmt::bar_sync) {
+            t.sub = generation + 1;  // the wait is a step of its own
+            return true;
+          }
+          break;
+        }
+        if (nb.generation <= t.sub - 1) return false;  // bar_sync: its generation is not complete yet
+        join(t.clock, nb.releases[static_cast<std::size_t>(t.sub - 1)]);
+        break;
+      }
       case Stmt::count_: throw std::invalid_argument("reference: bad statement");
     }
     advance(s, g);

@@ -16,6 +16,7 @@ RuntimeProgram::RuntimeProgram(DiffProgram program) : program_(std::move(program
     throw std::invalid_argument("a differential program has 1..4 barriers, each with a count");
   shape_.ctas = program_.ctas;
   shape_.threads_per_cta = program_.threads;
+  shape_.warp_size = 1;  // named-barrier counts are then thread counts (see diff_program.hpp)
   shape_.copy_pieces = program_.copy_pieces;
   shape_.smem_bytes = barrier_bytes<P>(program_.barriers) + kSlotsOffset + kSlots * kSlotBytes;
   registers_.resize(program_.total_threads());
@@ -110,6 +111,8 @@ void RuntimeProgram::thread_main() {
       case Stmt::atomic_load: regs[n++] = P::atomic_load(&atomics_[i.arg]); break;
       case Stmt::atomic_add: regs[n++] = P::atomic_fetch_add(&atomics_[i.arg], 1); break;
       case Stmt::sync_threads: P::sync_threads(); break;
+      case Stmt::bar_arrive: P::bar_arrive(1u + i.bar, static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::bar_sync: P::bar_sync(1u + i.bar, static_cast<std::uint32_t>(i.arg)); break;
       case Stmt::count_: break;
     }
   }
