@@ -177,6 +177,9 @@ bool MbarrierState::complete_tx(std::int64_t bytes) {
 
 bool MbarrierState::test_wait_parity(std::int64_t awaited_phase) {
   require_live("wait");
+  // A named barrier's waiter waits for its own generation, whatever came after it: nothing
+  // there answers by parity.
+  if (named) return awaited_phase < phase;
   if (awaited_phase != phase && awaited_phase != phase - 1) {
     bool parity_says = (awaited_phase & 1) != (phase & 1);
     throw MisuseError(
@@ -208,6 +211,7 @@ std::uint32_t MbarrierState::pending_count(const MbarrierToken& token) {
 
 bool MbarrierState::wait_would_proceed(std::int64_t awaited_phase) const {
   if (life != Life::live) return true;  // proceeds to report the misuse
+  if (named) return awaited_phase < phase;
   return awaited_phase != phase;        // complete, or an aliasing wait that will be reported
 }
 

@@ -74,8 +74,9 @@ struct MbarrierState {
   std::uint32_t pending = 0;   // arrivals still missing in the current phase
   std::int32_t tx = 0;         // pending transaction bytes (signed: copies may land early)
   std::uint64_t version = 0;   // bumped on every state change (spin-loop detection)
-  // The counter behind a named barrier (bar.sync/bar.arrive), not an mbarrier: arrivals
-  // need no wait on the phase before (surplus arrivals are legal there, if rarely meant).
+  // The counter behind a named barrier (bar.sync/bar.arrive) or a rendezvous, not an mbarrier:
+  // arrivals need no wait on the phase before (surplus arrivals are legal there, if rarely
+  // meant), and a wait for a generation is answered by it however many came after (no aliasing).
   bool named = false;
 
   // --- instructions ------------------------------------------------------------------

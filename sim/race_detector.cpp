@@ -106,9 +106,11 @@ void RaceDetector::tick(AgentId a, std::uint64_t step) {
 std::vector<std::uint32_t>& RaceDetector::released_clock(std::uint32_t barrier, std::int64_t phase) {
   if (released_.size() <= barrier) released_.resize(barrier + 1);
   Released& r = released_[barrier];
-  int slot = r.phase[0] == phase ? 0 : r.phase[1] == phase ? 1 : -1;
+  int slot = r.slot_of(phase);
   if (slot < 0) {
-    slot = r.phase[0] < r.phase[1] ? 0 : 1;  // reuse the older phase's slot
+    slot = 0;  // reuse the oldest phase's slot
+    for (int s = 1; s < kSlots; ++s)
+      if (r.phase[s] < r.phase[slot]) slot = s;
     r.phase[slot] = phase;
     r.clock[slot].clear();
     r.known[slot].clear();
@@ -119,7 +121,7 @@ std::vector<std::uint32_t>& RaceDetector::released_clock(std::uint32_t barrier, 
 RaceDetector::Knowledge& RaceDetector::released_knowledge(std::uint32_t barrier, std::int64_t phase) {
   released_clock(barrier, phase);  // finds (or makes) the phase's slot
   Released& r = released_[barrier];
-  return r.known[r.phase[0] == phase ? 0 : 1];
+  return r.known[r.slot_of(phase)];
 }
 
 void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
@@ -146,11 +148,10 @@ void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase)
   }
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];
-  for (int slot = 0; slot < 2; ++slot)
-    if (r.phase[slot] == phase) {
-      join(clocks_[a], r.clock[slot]);
-      join_knowledge(known_[a], r.known[slot]);
-    }
+  if (const int slot = r.slot_of(phase); slot >= 0) {
+    join(clocks_[a], r.clock[slot]);
+    join_knowledge(known_[a], r.known[slot]);
+  }
 }
 
 void RaceDetector::join_all(const std::vector<AgentId>& agents) {

@@ -109,12 +109,22 @@ class RaceDetector {
 
   std::vector<VClock> clocks_;
   std::vector<std::uint32_t> step_;  // current step of each agent
-  // Per barrier: the join of the releases of its two newest phases. A wait that succeeds
-  // sees the current or the preceding phase (anything else is reported as aliasing).
+  // Per barrier: the join of the releases of its newest phases. A wait on an mbarrier that
+  // succeeds sees the current or the preceding phase (anything else is reported as aliasing);
+  // a named barrier's waiter may come late, after later generations: it finds its own here
+  // while it is among the newest kSlots (a waiter lapped further would lose happens-before,
+  // which can only add a race report, never hide one).
+  static constexpr int kSlots = 8;
   struct Released {
-    std::int64_t phase[2] = {INT64_MIN, INT64_MIN};
-    VClock clock[2];
-    Knowledge known[2];
+    std::int64_t phase[kSlots] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN,
+                                  INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
+    VClock clock[kSlots];
+    Knowledge known[kSlots];
+    int slot_of(std::int64_t p) const {
+      for (int s = 0; s < kSlots; ++s)
+        if (phase[s] == p) return s;
+      return -1;
+    }
   };
   Knowledge& released_knowledge(std::uint32_t barrier, std::int64_t phase);
   Knowledge& knowledge(AgentId a);                       // a's, made on first use

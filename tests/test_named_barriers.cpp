@@ -196,3 +196,30 @@ TEST_CASE("a named barrier counts warps: a warp arrives once all its non-exited 
     CHECK(r.bug->verdict == Verdict::deadlock);
   }
 }
+
+TEST_CASE("one id used by two groups at once mixes their generations", "[named][explore]") {
+  // Warps 0-1 and warps 2-3 each hand data from their first warp to their second through a
+  // bar.sync for 8 threads. With separate ids this is correct; with one id a generation can
+  // fill with a warp of each group, and a reader passes before its group's writer arrived.
+  auto body = [](bool shared_id) {
+    return [shared_id] {
+      const std::uint32_t w = P::warp_idx(), group = w / 2, lane = P::lane_idx();
+      const std::uint32_t id = shared_id ? 1 : 1 + group;
+      if (w % 2 == 0) P::store(smem_word(static_cast<int>(4 * group + lane)), std::int64_t{1});
+      P::bar_sync(id, 8);
+      if (w % 2 == 1) (void)P::load(smem_word(static_cast<int>(4 * group + lane)));
+    };
+  };
+  SECTION("an id per group: correct") {
+    FunctionProgram prog(warps(4), body(false));
+    const ExploreResult r = explore_all(prog);
+    CHECK_FALSE(r.bug);
+    CHECK(r.stats.complete);
+  }
+  SECTION("one id for both: a race") {
+    FunctionProgram prog(warps(4), body(true));
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::race);
+  }
+}
