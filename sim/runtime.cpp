@@ -610,7 +610,7 @@ void Runtime::fiber_main(AgentId id) {
       program_->thread_main();
       perform_deferred_try();  // a try nothing waited on still happened before the exit
       named_barrier_exit();
-      if (shape_.cluster_size() > 1) cluster_barrier_exit();
+      cluster_barrier_exit();
     }
   } catch (const Aborted&) {
   } catch (const std::exception& e) {
@@ -690,16 +690,6 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   }
   races_.reset(threads_);
   memory_labels_.clear();
-  for (std::size_t c = 0; c < cluster_bars_.size(); ++c) {  // barrier.cluster counts every thread of the cluster
-    MbarrierState& bar = cluster_bars_[c].bar;
-    BarrierInfo& bi = info(bar);
-    bar.init(shape_.cluster_size() * shape_.threads_per_cta);
-    bar.named = true;
-    races_.barrier_init(bar.id, kNoAgent);
-    bi.cta = static_cast<std::uint32_t>(c * shape_.cluster_size());
-    bi.collective = cluster_bars_.size() > 1 ? fmt::format("cluster {} barrier.cluster", c) : "barrier.cluster";
-    bi.name = bi.collective;
-  }
   strategy.begin_execution();
   main_ctx_ = boost::fibers::context::active();
 

@@ -514,6 +514,7 @@ class Runtime {
   std::string describe_use(const CtaInfo::PeerUse& use) const;
   void cta_exited(std::uint32_t cta);  // its last thread finished: every peer use before its exit?
   void cluster_barrier_exit();  // an exiting thread leaves the cluster barrier's count
+  MbarrierState& cluster_barrier();  // the current thread's cluster's, made at its first use
   void rendezvous(Rendezvous& r, std::uint32_t count, const std::string& name);
   struct RedArrival {
     BarReduction op;

@@ -173,16 +173,33 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
 }
 
 // The cluster barrier is a counter of the cluster's threads; barrier.cluster.wait waits for
-// the phase of the thread's last arrive. PTX counts the non-exited threads: an exiting thread
-// leaves the count (cluster_barrier_exit). Arrive is a release at cluster scope (it also makes
+// the phase of the thread's last arrive. PTX counts the non-exited threads: the counter is
+// made at the cluster's first use with the threads alive then, and a thread that exits after
+// that leaves the count as a step of its own (cluster_barrier_exit). Arrive is a release at cluster scope (it also makes
 // the thread's inits visible), .relaxed carries only what fence.mbarrier_init published; wait
 // is an acquire.
+MbarrierState& Runtime::cluster_barrier() {
+  const std::uint32_t size = shape_.cluster_size(), cluster = current_->cta / size;
+  MbarrierState& bar = cluster_bars_[cluster].bar;
+  if (!bar.is_live()) {
+    BarrierInfo& bi = info(bar);
+    std::uint32_t live = 0;
+    for (std::uint32_t cta = cluster * size; cta < (cluster + 1) * size; ++cta) live += ctas_[cta].live_threads;
+    bar.init(live);
+    bar.named = true;
+    races_.barrier_init(bar.id, current_->id);
+    bi.cta = cluster * size;
+    bi.collective = cluster_bars_.size() > 1 ? fmt::format("cluster {} barrier.cluster", cluster) : "barrier.cluster";
+    bi.name = bi.collective;
+  }
+  return bar;
+}
+
 void Runtime::cluster_arrive(bool relaxed) {
   if (over_ || !current_) return;
   perform_deferred_try();
   Agent& a = *current_;
-  MbarrierState& bar = cluster_bars_[a.cta / shape_.cluster_size()].bar;
-  info(bar);
+  MbarrierState& bar = cluster_barrier();
   Op op{OpKind::arrive, &bar, 1};
   op.no_complete = false;
   if (!schedule_point(op)) return;
@@ -210,7 +227,7 @@ void Runtime::cluster_wait() {
   if (over_ || !current_) return;
   perform_deferred_try();
   Agent& a = *current_;
-  MbarrierState& bar = cluster_bars_[a.cta / shape_.cluster_size()].bar;
+  MbarrierState& bar = cluster_barrier();
   if (a.cluster_arrived < 0) {
     if (!schedule_point({OpKind::try_wait, &bar, bar.phase})) return;  // reported as a step, always enabled
     perform([&]() -> void {
@@ -227,6 +244,7 @@ void Runtime::cluster_barrier_exit() {
   if (over_ || !current_) return;
   Agent& a = *current_;
   MbarrierState& bar = cluster_bars_[a.cta / shape_.cluster_size()].bar;
+  if (!bar.is_live()) return;  // the cluster never used it: nothing counts this thread
   if (a.cluster_arrived >= 0) {
     // Counted in the open phase already: it leaves the count of the phases after that one.
     if (!schedule_point({OpKind::wait, &bar, a.cluster_arrived})) return;

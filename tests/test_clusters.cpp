@@ -186,6 +186,21 @@ TEST_CASE("an exited thread leaves the cluster barrier's count", "[cluster][expl
   CHECK(r.stats.complete);
 }
 
+TEST_CASE("threads that exit after the cluster barrier's first use leave its count", "[cluster][explore]") {
+  const std::uint32_t cluster_x = GENERATE(1u, 2u);  // a launch without a cluster is a 1x1 cluster
+  FunctionProgram prog(cluster(cluster_x, 1, 4), [] {
+    P::barrier_cluster_arrive();
+    if (P::thread_idx() == 1) return;  // arrived, never waits, exits
+    P::barrier_cluster_wait();
+    if (P::thread_idx() == 3) return;  // exits between two rounds
+    P::barrier_cluster_arrive();
+    P::barrier_cluster_wait();
+  });
+  const ExploreResult r = explore_all(prog);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+}
+
 TEST_CASE("barrier.cluster misuses", "[cluster][misuse]") {
   SECTION("a wait with no arrive") {
     FunctionProgram prog(cluster(2, 1, 1), [] { P::barrier_cluster_wait(); });
