@@ -222,6 +222,40 @@ __global__ void lifetime_misuse(unsigned long long delay) {
   if (P::thread_idx() == 0) P::mbarrier_arrive_cluster(*bar, 1);
 }
 
+// Misuse: rank 0 arrives on rank 1's barrier with the .shared::cta form (its generic DSMEM
+// address converted to a shared address), which PTX leaves undefined.
+__global__ void local_arrive_on_peer(unsigned int* completed) {
+  auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
+  if (P::thread_idx() == 0) {
+    P::mbarrier_init(*bar, 1);
+    P::fence_mbarrier_init_release_cluster();
+  }
+  P::barrier_cluster_arrive();
+  P::barrier_cluster_wait();
+  if (P::cluster_ctarank() == 0 && P::thread_idx() == 0) (void)P::mbarrier_arrive(*P::map_shared_rank(bar, 1));
+  if (P::cluster_ctarank() == 1 && P::thread_idx() == 0) {
+    P::mbarrier_wait_parity(*bar, 0);  // the watchdog ends it if the arrival went elsewhere
+    atomicAdd(completed, 1u);
+  }
+  P::barrier_cluster_arrive();
+  P::barrier_cluster_wait();
+}
+
+// Misuse: no fence.mbarrier_init before the relaxed cluster arrive; the peer arrives at once.
+__global__ void unfenced_init(unsigned int* completed) {
+  auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
+  if (P::thread_idx() == 0) P::mbarrier_init(*bar, 1);
+  P::barrier_cluster_arrive_relaxed();
+  P::barrier_cluster_wait();
+  if (P::cluster_ctarank() == 0 && P::thread_idx() == 0) P::mbarrier_arrive_cluster(*bar, 1);
+  if (P::cluster_ctarank() == 1 && P::thread_idx() == 0) {
+    P::mbarrier_wait_parity(*bar, 0);
+    atomicAdd(completed, 1u);
+  }
+  P::barrier_cluster_arrive();
+  P::barrier_cluster_wait();
+}
+
 unsigned int* counter() {
   unsigned int* c = nullptr;
   MBCHECK_CUDA(cudaMalloc(&c, sizeof(unsigned int)));
@@ -239,6 +273,31 @@ unsigned int read_and_free(unsigned int* c) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (argc > 1 && std::strcmp(argv[1], "--misuse") == 0 && argc > 2) {
+    // One misuse per process (a fault must not take the rest down): what the hardware does.
+    const bool local = std::strcmp(argv[2], "local-arrive-on-peer") == 0;
+    unsigned int* completed = nullptr;
+    MBCHECK_CUDA(cudaMalloc(&completed, sizeof(unsigned int)));
+    MBCHECK_CUDA(cudaMemset(completed, 0, sizeof(unsigned int)));
+    MBCHECK_CUDA(dev::watchdog_set_budget(200'000'000ull));
+    MBCHECK_CUDA(dev::watchdog_clear());
+    if (local)
+      launch_cluster(local_arrive_on_peer, dim3(2 * 64), dim3(2, 1), 32, 128, completed);
+    else
+      launch_cluster(unfenced_init, dim3(2 * 64), dim3(2, 1), 32, 128, completed);
+    const cudaError_t e = cudaDeviceSynchronize();
+    unsigned int done = 0;
+    dev::WatchdogRecord wd{};
+    if (e == cudaSuccess) {
+      MBCHECK_CUDA(cudaMemcpy(&done, completed, sizeof(done), cudaMemcpyDeviceToHost));
+      MBCHECK_CUDA(dev::watchdog_read(&wd));
+    }
+    std::printf("misuse %s (emulator: %s): 64 clusters: kernel %s; rank 1's wait completed in %u, watchdog timeouts "
+                "%u\n",
+                argv[2], local ? "misuse cluster" : "misuse unfenced-init",
+                e == cudaSuccess ? "no error" : cudaGetErrorString(e), done, wd.timeouts);
+    return 0;
+  }
   if (argc > 1 && std::strcmp(argv[1], "--lifetime") == 0) {
     launch_cluster(lifetime_misuse, dim3(2 * 64), dim3(2, 1), 32, 128, 2'000'000ull);
     const cudaError_t e = cudaDeviceSynchronize();

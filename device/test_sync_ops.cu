@@ -132,6 +132,17 @@ __global__ void ordered_sequence(unsigned int* wrong) {
   }
 }
 
+// Misuse: warp 0 names barrier 1 with 64 threads, warp 1 with 128 (PTX: undefined).
+__global__ void named_count_mismatch(unsigned int* passed) {
+  P::bar_sync(1, P::warp_idx() == 0 ? 64 : 128);
+  atomicAdd(passed, 1u);
+}
+// Misuse: __syncwarp with a mask that leaves out the calling lane (PTX: undefined).
+__global__ void syncwarp_without_self(unsigned int* passed) {
+  P::syncwarp(P::lane_idx() == 0 ? 0xfffffffeu : 0xffffffffu);
+  atomicAdd(passed, 1u);
+}
+
 unsigned int* counter() {
   unsigned int* c = nullptr;
   MBCHECK_CUDA(cudaMalloc(&c, sizeof(unsigned int)));
@@ -149,6 +160,23 @@ unsigned int read_and_free(unsigned int* c) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (argc > 2 && std::strcmp(argv[1], "--misuse") == 0) {
+    // One misuse per process (a hang or fault must not take the rest down): what the hardware
+    // does. A bar.sync that never completes hangs: run it under an outer timeout.
+    unsigned int* passed = counter();
+    const bool named = std::strcmp(argv[2], "named-count-mismatch") == 0;
+    if (named)
+      named_count_mismatch<<<64, 64>>>(passed);
+    else
+      syncwarp_without_self<<<64, 32>>>(passed);
+    const cudaError_t e = cudaDeviceSynchronize();
+    unsigned int v = 0;
+    if (e == cudaSuccess) v = read_and_free(passed);
+    std::printf("misuse %s (emulator: misuse %s): 64 CTAs: kernel %s; threads past it: %u of %u\n", argv[2],
+                named ? "named-barrier" : "collective", e == cudaSuccess ? "no error" : cudaGetErrorString(e), v,
+                named ? 64u * 64u : 64u * 32u);
+    return 0;
+  }
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;  // small, for the sanitizers
   int failures = 0;
   cudaDeviceProp prop{};
