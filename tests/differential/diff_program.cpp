@@ -33,6 +33,8 @@ const char* to_string(Stmt s) {
     case Stmt::sync_threads: return "sync_threads";
     case Stmt::bar_arrive: return "bar_arrive";
     case Stmt::bar_sync: return "bar_sync";
+    case Stmt::parity_wait: return "parity_wait";
+    case Stmt::parity_try_wait: return "parity_try_wait";
     case Stmt::count_: break;
   }
   return "?";

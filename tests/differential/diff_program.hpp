@@ -55,6 +55,15 @@
 //                       misuse named-barrier); an arrival completes the generation when it is
 //                       the count-th of it, and later arrivals start the next one
 //   bar_sync            bar.arrive, then a blocking wait for the generation it arrived in
+//   parity_wait         wait given only the phase bit `arg` (0/1), as CUTLASS passes it: it
+//                       means the phase the thread knows complete (K, -1 at first) if K has
+//                       that parity, else K + 1, and is then a `wait` for that phase. K is
+//                       the newest phase of `bar` whose completion happens before the thread:
+//                       its own successful waits and polls, and what releases (arrivals, a
+//                       named-barrier arrival) and sync_threads carry from others (a copy's
+//                       landing carries none)
+//   parity_try_wait     the same reading of the bit, then a try_wait of that phase (records
+//                       the answer)
 // Copy sources: word j of slot s in CTA c lands the value 1000 + 100c + 10s + j.
 //
 // Memory model (PTX): arrive, arrive_drop, arrive.noComplete and arrive.expect_tx release;
@@ -78,7 +87,7 @@ enum class Stmt : std::uint8_t {
   arrive, arrive_drop, arrive_no_complete, arrive_expect_tx, expect_tx, complete_tx, arrive_token,
   wait, test_wait, try_wait, token_test_wait, token_wait, spin_try_wait, spin_backoff, try_then_wait,
   status_try, status_wait, copy, load_slot, store, load, atomic_store, atomic_load, atomic_add, sync_threads,
-  bar_arrive, bar_sync,
+  bar_arrive, bar_sync, parity_wait, parity_try_wait,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

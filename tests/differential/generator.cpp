@@ -32,7 +32,8 @@ struct Gen {
         Stmt::token_wait, Stmt::spin_try_wait, Stmt::spin_try_wait, Stmt::spin_backoff, Stmt::try_then_wait,
         Stmt::status_try, Stmt::status_wait,
         Stmt::copy, Stmt::copy, Stmt::load_slot, Stmt::store, Stmt::load, Stmt::atomic_store,
-        Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads, Stmt::bar_arrive, Stmt::bar_sync};
+        Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads, Stmt::bar_arrive, Stmt::bar_sync,
+        Stmt::parity_wait, Stmt::parity_wait, Stmt::parity_try_wait};
     i.op = kPool[pick(sizeof kPool / sizeof kPool[0])];
     switch (i.op) {
       case Stmt::arrive_expect_tx:
@@ -52,6 +53,8 @@ struct Gen {
       case Stmt::atomic_store:
       case Stmt::atomic_load:
       case Stmt::atomic_add: i.arg = static_cast<std::int32_t>(pick(kAtomicWords)); break;
+      case Stmt::parity_wait:
+      case Stmt::parity_try_wait: i.arg = static_cast<std::int32_t>(pick(2)); break;
       case Stmt::bar_arrive:
       case Stmt::bar_sync: {
         // the whole CTA mostly; fewer threads (surplus arrivals start the next generation);
@@ -136,6 +139,21 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       s[b].push_back({Stmt::bar_sync, 0, 2});
       s[b].push_back({Stmt::load, 0, 0});
       break;
+    case 12: {  // CUTLASS's pipeline with phase bits: producer waits empty (bit 1 first), fills,
+                // arrives full; the consumer waits full (bit 0 first), reads, arrives empty
+      const std::int32_t rounds = g.chance(50) ? 2 : 1;
+      g.p.barriers = 2;  // full (0) and empty (1), one arrival each
+      g.p.counts = {1, 1};
+      for (std::int32_t r = 0; r < rounds; ++r) {
+        s[a].push_back({Stmt::parity_wait, 1, 1 - r % 2});
+        s[a].push_back({Stmt::store, 0, 0});
+        s[a].push_back({Stmt::arrive, 0, 0});
+        s[b].push_back({Stmt::parity_wait, 0, r % 2});
+        s[b].push_back({Stmt::load, 0, 0});
+        s[b].push_back({Stmt::arrive, 1, 0});
+      }
+      break;
+    }
     case 11:  // rounds of bar.sync over the CTA with data between
       for (std::uint32_t t = 0; t < g.p.threads; ++t) {
         s[t].push_back({Stmt::store, 0, static_cast<std::int32_t>(t % kDataWords)});
@@ -205,7 +223,7 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    plant_pattern(g, g.pick(12));
+    plant_pattern(g, g.pick(13));
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
                         p.scripts[0][3].op == Stmt::wait;
@@ -244,6 +262,10 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
             break;
           }
       if (i.op == Stmt::wait && i.arg == -1) seen.insert("pattern:wait for phase -1");
+      if ((i.op == Stmt::parity_wait || i.op == Stmt::parity_try_wait) && k > 0)
+        for (std::size_t j = 0; j < k; ++j)
+          if ((script[j].op == Stmt::parity_wait || script[j].op == Stmt::wait) && script[j].bar == i.bar)
+            seen.insert("pattern:a parity wait after an earlier wait on the barrier");
       if (i.op == Stmt::bar_sync)
         for (std::size_t j = 0; j < k; ++j)
           if (script[j].op == Stmt::bar_sync && script[j].bar == i.bar) seen.insert("pattern:rounds of bar.sync");

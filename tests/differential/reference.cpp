@@ -34,21 +34,25 @@ struct Thread {
   std::vector<I> token;  // per barrier: 1 + phase of the kept token; 0: empty slot
   std::vector<I> status;  // per barrier: 1 + 2 * (phase + 1) + (its try found it complete); 0: empty
   Clock clock;
-  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(status); v(clock); }
+  std::vector<I> known;   // per barrier of any CTA (cta * nbars + b): newest phase known complete (-1)
+  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(status); v(clock); v(known); }
 };
 
 struct Barrier {
+  I index = 0;  // cta * nbars + b: where threads keep their knowledge of it
   I live = 0, phase = 0, expected = 0, pending = 0, tx = 0;
   I observed = 0;               // a wait/poll answered true since the last completion (missing-wait rule)
   std::vector<Clock> releases;  // by phase: join of everything released on that phase
-  template <class V> void visit(V& v) { v(live); v(phase); v(expected); v(pending); v(tx); v(observed); v(releases); }
+  std::vector<std::vector<I>> known;  // by phase: join of the phase knowledge released on it
+  template <class V> void visit(V& v) { v(index); v(live); v(phase); v(expected); v(pending); v(tx); v(observed); v(releases); v(known); }
 };
 
 struct Named {    // a named barrier of a CTA
   I count = 0;    // fixed by the first use (0: unused)
   I arrived = 0, generation = 0;
   std::vector<Clock> releases;  // by generation: join of everything released on it
-  template <class V> void visit(V& v) { v(count); v(arrived); v(generation); v(releases); }
+  std::vector<std::vector<I>> known;  // by generation: join of the phase knowledge released on it
+  template <class V> void visit(V& v) { v(count); v(arrived); v(generation); v(releases); v(known); }
 };
 
 struct Copy {     // one per copy statement of the program: each runs at most once
@@ -161,6 +165,16 @@ void release(Barrier& b, const Clock& clock) {
     b.releases.resize(static_cast<std::size_t>(b.phase) + 1, Clock(clock.size(), 0));
   join(b.releases[static_cast<std::size_t>(b.phase)], clock);
 }
+
+// Phase knowledge: per barrier, the newest phase known complete (-1: none); joined by max.
+void join_known(std::vector<I>& into, const std::vector<I>& from) {
+  for (std::size_t i = 0; i < into.size() && i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+void release_known(Barrier& b, const std::vector<I>& known) {
+  if (b.known.size() <= static_cast<std::size_t>(b.phase))
+    b.known.resize(static_cast<std::size_t>(b.phase) + 1, std::vector<I>(known.size(), -1));
+  join_known(b.known[static_cast<std::size_t>(b.phase)], known);
+}
 // Would a blocking wait for phase q run now? (An uninitialised barrier runs, to report it.)
 bool wait_proceeds(const Barrier& b, I q) { return !b.live || b.phase != q; }
 
@@ -256,8 +270,10 @@ class Explorer {
       t.status.assign(static_cast<std::size_t>(nbars_), 0);
       t.clock.assign(static_cast<std::size_t>(agents_), 0);
       t.clock[g] = 1;  // own components start at 1: epoch 0 means "no access"
+      t.known.assign(static_cast<std::size_t>(p_.ctas) * nbars_, -1);
     }
     s.bars.resize(static_cast<std::size_t>(p_.ctas) * nbars_);
+    for (std::size_t i = 0; i < s.bars.size(); ++i) s.bars[i].index = static_cast<I>(i);
     s.copies.resize(copy_issuer_.size());
     for (Copy& c : s.copies) c.clock.assign(static_cast<std::size_t>(agents_), 0);
     Word blank;
@@ -293,6 +309,9 @@ class Explorer {
     if (q != b.phase - 1) return false;
     if (b.phase > 0) b.observed = 1;
     if (q >= 0 && static_cast<std::size_t>(q) < b.releases.size()) join(t.clock, b.releases[static_cast<std::size_t>(q)]);
+    // it knows q complete now, and whatever the releases on q knew
+    t.known[static_cast<std::size_t>(b.index)] = std::max(t.known[static_cast<std::size_t>(b.index)], q);
+    if (q >= 0 && static_cast<std::size_t>(q) < b.known.size()) join_known(t.known, b.known[static_cast<std::size_t>(q)]);
     return true;
   }
 
@@ -312,6 +331,7 @@ class Explorer {
     if (no_complete) t.regs.push_back(b.pending);  // the token's pending_count: before the arrive
     if (in.op == Stmt::arrive_token) t.token[in.bar] = b.phase + 1;
     release(b, t.clock);
+    release_known(b, t.known);
     t.clock[static_cast<std::size_t>(g)] += 1;  // later accesses are not covered by this release
     if (with_tx) b.tx += in.arg;                // expect-tx first, then arrive-on(1)
     if (drop) b.expected -= 1;                  // this and every later phase
@@ -329,7 +349,9 @@ class Explorer {
       if (b.live) misuse("reinit-live");
       I count = p_.counts[static_cast<std::size_t>(t.pc)];
       if (count < 1 || count > kMaxCount) misuse("count-out-of-range");
+      const I index = b.index;
       b = Barrier{};
+      b.index = index;
       b.live = 1;
       b.expected = b.pending = count;
       advance(s, g);
@@ -451,6 +473,9 @@ class Explorer {
           if (static_cast<I>(nb.releases.size()) <= generation)
             nb.releases.resize(static_cast<std::size_t>(generation + 1), Clock(static_cast<std::size_t>(agents_), 0));
           join(nb.releases[static_cast<std::size_t>(generation)], t.clock);
+          if (static_cast<I>(nb.known.size()) <= generation)
+            nb.known.resize(static_cast<std::size_t>(generation + 1), std::vector<I>(t.known.size(), -1));
+          join_known(nb.known[static_cast<std::size_t>(generation)], t.known);
           t.clock[static_cast<std::size_t>(g)] += 1;
           if (++nb.arrived == nb.count) {
             nb.arrived = 0;
@@ -464,6 +489,19 @@ class Explorer {
         }
         if (nb.generation <= t.sub - 1) return false;  // bar_sync: its generation is not complete yet
         join(t.clock, nb.releases[static_cast<std::size_t>(t.sub - 1)]);
+        join_known(t.known, nb.known[static_cast<std::size_t>(t.sub - 1)]);
+        break;
+      }
+      case Stmt::parity_wait: case Stmt::parity_try_wait: {
+        // The bit read against what the thread knows of the barrier (diff_program.hpp).
+        const I k = t.known[static_cast<std::size_t>(b.index)];
+        const I q = (k & 1) == (in.arg & 1) ? k : k + 1;
+        if (in.op == Stmt::parity_wait) {
+          if (!wait_proceeds(b, q)) return false;
+          poll(t, b, q);  // true, or aliasing
+        } else {
+          t.regs.push_back(poll(t, b, q) ? 1 : 0);
+        }
         break;
       }
       case Stmt::count_: throw std::invalid_argument("reference: bad statement");
@@ -503,6 +541,7 @@ class Explorer {
   // been released from, all of them are released together, with the join of their clocks.
   void sync_release(State& s, int cta) const {
     Clock joined(static_cast<std::size_t>(agents_), 0);
+    std::vector<I> known(static_cast<std::size_t>(p_.ctas) * nbars_, -1);
     bool any = false;
     const int first = cta * static_cast<int>(p_.threads);
     for (int g = first; g < first + static_cast<int>(p_.threads); ++g) {
@@ -510,6 +549,7 @@ class Explorer {
       if (t.finished) continue;
       if (!at_sync(g, t.pc) || t.released) return;
       join(joined, t.clock);
+      join_known(known, t.known);
       any = true;
     }
     if (!any) return;
@@ -517,6 +557,7 @@ class Explorer {
       Thread& t = s.threads[static_cast<std::size_t>(g)];
       if (t.finished) continue;
       t.clock = joined;
+      t.known = known;
       t.clock[static_cast<std::size_t>(g)] += 1;
       t.released = 1;
     }

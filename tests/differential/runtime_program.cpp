@@ -113,6 +113,10 @@ void RuntimeProgram::thread_main() {
       case Stmt::sync_threads: P::sync_threads(); break;
       case Stmt::bar_arrive: P::bar_arrive(1u + i.bar, static_cast<std::uint32_t>(i.arg)); break;
       case Stmt::bar_sync: P::bar_sync(1u + i.bar, static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::parity_wait: P::mbarrier_wait_parity_bit(bars[i.bar], static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::parity_try_wait:
+        regs[n++] = P::mbarrier_try_wait_parity_bit(bars[i.bar], static_cast<std::uint32_t>(i.arg));
+        break;
       case Stmt::count_: break;
     }
   }
