@@ -120,7 +120,7 @@ void apply_memory_limit(double gib) {
   setrlimit(RLIMIT_AS, &lim);
   std::snprintf(g_oom_message, sizeof g_oom_message,
                 "mbcheck: error: out of memory: this shape needs more than the %.1f GiB limit (--memory-limit; "
-                "an exhaustive search keeps a vector clock per step of an execution, steps x threads); use a "
+                "an exhaustive search keeps a vector clock per step of an execution, about steps x threads / 32 words); use a "
                 "smaller shape or a higher --memory-limit\n",
                 static_cast<double>(lim.rlim_cur) / (1024.0 * 1024 * 1024));
 }

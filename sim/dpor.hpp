@@ -51,6 +51,7 @@ class DporSearch final : public Strategy, public StepObserver {
   void begin_execution() override {
     depth_ = 0;
     n_events_ = 0;
+    arena_.clear();
     last_event_.clear();
     first_clock_.clear();
     barriers_.clear();
@@ -122,11 +123,13 @@ class DporSearch final : public Strategy, public StepObserver {
     e.completed = e.poll = false;
     e.detail = is_atomic(step.op.kind) ? step.value : step.result;
     if (last_event_.size() <= step.agent) last_event_.resize(step.agent + 1, -1);
-    VClock& acc = e.clock;  // built in place
+    VClock& acc = acc_;  // built here, kept in the arena once complete
+    const StoredClock* prev_clock = nullptr;
     if (last_event_[step.agent] >= 0) {
       const Event& prev = events_[static_cast<std::size_t>(last_event_[step.agent])];
       e.seq = prev.seq + 1;
-      acc.assign(prev.clock.begin(), prev.clock.end());
+      arena_.expand(prev.clock, acc);
+      prev_clock = &prev.clock;
     } else {
       e.seq = 1;
       acc.clear();
@@ -161,7 +164,7 @@ class DporSearch final : public Strategy, public StepObserver {
       for (std::uint32_t c : list) {
         const Event& other = events_[c];
         if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
-        join(acc, other.clock);
+        arena_.join_into(other.clock, acc);
         races_found_.push_back(c);
       }
     };
@@ -170,7 +173,7 @@ class DporSearch final : public Strategy, public StepObserver {
     // completes (it aliases). Their reversals put this event before those ops, so they are
     // computed without the forced orderings.
     check(early_);
-    for (std::uint32_t c : races_found_) add_race(c, index, e);  // e.clock (= acc): no own entry yet
+    for (std::uint32_t c : races_found_) add_race(c, index, e, acc);  // acc: no own entry yet
     races_found_.clear();
     for (const VClock* f : forced_) join(acc, *f);
     // A group whose summary acc already covers holds no race: skip it whole.
@@ -190,18 +193,19 @@ class DporSearch final : public Strategy, public StepObserver {
       for (std::uint32_t c : watch_) {
         const Event& other = events_[c];
         if (other.agent == e.agent || covers(done, other.agent, other.seq)) continue;
-        join(done, other.clock);
-        join(acc, other.clock);
+        arena_.join_into(other.clock, done);
+        arena_.join_into(other.clock, acc);
         races_found_.push_back(c);
       }
     }
-    for (std::uint32_t c : races_found_) add_race(c, index, e);
+    for (std::uint32_t c : races_found_) add_race(c, index, e, acc);
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
     acc[e.agent] = e.seq;
     record(step, e, index);
     if (step.spawned != kNoAgent)
       for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, step.spawned_count); ++i)
-        first_clock_[step.spawned + i] = e.clock;
+        first_clock_[step.spawned + i] = acc;
+    arena_.store(acc, prev_clock, e.clock);
     last_event_[step.agent] = index;
   }
 
@@ -213,11 +217,12 @@ class DporSearch final : public Strategy, public StepObserver {
       const Agent& a = rt.agent(static_cast<AgentId>(id));
       if (a.kind != Agent::Kind::thread || a.state != Agent::State::blocked || !is_blocking_wait(a.op)) continue;
       Event& w = blocked_event_;
+      VClock& wc = blocked_clock_;
       w.agent = a.id;
-      w.clock.clear();
+      wc.clear();
       w.seq = 1;
       if (id < last_event_.size() && last_event_[id] >= 0) {
-        w.clock = events_[static_cast<std::size_t>(last_event_[id])].clock;
+        arena_.expand(events_[static_cast<std::size_t>(last_event_[id])].clock, wc);
         w.seq = events_[static_cast<std::size_t>(last_event_[id])].seq + 1;
       }
       PhaseEvents* prev = history(a.op.bar->id).find(a.op.arg - 1);
@@ -227,11 +232,11 @@ class DporSearch final : public Strategy, public StepObserver {
       std::vector<std::uint32_t> found;
       for (std::uint32_t c : list) {
         const Event& other = events_[c];
-        if (other.agent == w.agent || covers(w.clock, other.agent, other.seq)) continue;
-        join(w.clock, other.clock);
+        if (other.agent == w.agent || covers(wc, other.agent, other.seq)) continue;
+        arena_.join_into(other.clock, wc);
         found.push_back(c);
       }
-      for (std::uint32_t c : found) add_race(c, static_cast<std::uint32_t>(n_events_), w);
+      for (std::uint32_t c : found) add_race(c, static_cast<std::uint32_t>(n_events_), w, wc);
     }
   }
 
@@ -243,7 +248,10 @@ class DporSearch final : public Strategy, public StepObserver {
     for (std::size_t i = 0; i < n_events_; ++i) {
       const Event& e = events_[i];
       std::string part = fmt::format("{}.{}:{}:{}:{}|", e.agent, e.seq, static_cast<int>(e.cat), e.phase, e.detail);
-      for (auto c : e.clock) part += fmt::format("{},", c);
+      VClock dense;
+      arena_.expand(e.clock, dense);
+      while (!dense.empty() && dense.back() == 0) dense.pop_back();
+      for (auto c : dense) part += fmt::format("{},", c);
       parts.push_back(std::move(part));
     }
     std::sort(parts.begin(), parts.end());
@@ -318,7 +326,7 @@ class DporSearch final : public Strategy, public StepObserver {
           if (!finished) ++sj.remaining;
           if (id < last_event_.size() && last_event_[id] >= 0 &&
               static_cast<std::uint64_t>(last_event_[id]) < release)
-            join(sj.clock, events_[last_event_[id]].clock);
+            arena_.join_into(events_[last_event_[id]].clock, sj.clock);
         }
       }
       forced.push_back(&sj.clock);
@@ -339,7 +347,7 @@ class DporSearch final : public Strategy, public StepObserver {
         if (a.kind == Agent::Kind::copy && a.thread_agent == step.agent && a.op.kind == landing &&
             a.committed && a.async_group < waited && a.state == Agent::State::finished && id < last_event_.size() &&
             last_event_[id] >= 0)
-          join(wait_join_, events_[last_event_[id]].clock);
+          arena_.join_into(events_[last_event_[id]].clock, wait_join_);
       }
       forced.push_back(&wait_join_);
       return;
@@ -349,7 +357,7 @@ class DporSearch final : public Strategy, public StepObserver {
       // The arrive-on of cp.async.mbarrier.arrive runs after the copies it tracks landed.
       arrive_join_.clear();
       for (AgentId t : me.tracked)
-        if (t < last_event_.size() && last_event_[t] >= 0) join(arrive_join_, events_[last_event_[t]].clock);
+        if (t < last_event_.size() && last_event_[t] >= 0) arena_.join_into(events_[last_event_[t]].clock, arrive_join_);
       forced.push_back(&arrive_join_);
     }
     BarrierHistory& h = history(op.bar->id);
@@ -422,7 +430,7 @@ class DporSearch final : public Strategy, public StepObserver {
       if (is_arrival(op) && p > 0) {
         bool settled = false;
         for (std::uint32_t o : it->obs_true)
-          if (covers(e.clock, events_[o].agent, events_[o].seq)) {
+          if (covers(acc_, events_[o].agent, events_[o].seq)) {
             settled = true;
             break;
           }
@@ -456,7 +464,7 @@ class DporSearch final : public Strategy, public StepObserver {
       case Cat::obs_true: {
         PhaseEvents& pe = h.at(e.phase);
         pe.obs_true.push_back(index);
-        join(pe.obs_summary, e.clock);
+        join(pe.obs_summary, acc_);
         break;
       }
       case Cat::obs_false: h.at(e.phase).obs_false.push_back(index); break;
@@ -468,7 +476,7 @@ class DporSearch final : public Strategy, public StepObserver {
         pe.counters.push_back(index);
         if (e.completed) pe.completer = index;
         if (e.cat == Cat::inc) pe.incs.push_back(index);
-        join(pe.counter_summary, e.clock);
+        join(pe.counter_summary, acc_);
         break;
       }
       default: break;
@@ -477,7 +485,8 @@ class DporSearch final : public Strategy, public StepObserver {
 
   // Race earlier -> later: make sure some initial step of the reversal is in the backtrack
   // set of the node before `earlier` (source-set DPOR).
-  void add_race(std::uint32_t earlier, std::uint32_t later, const Event& later_event) {
+  // `later_clock`: the later event's clock as built so far (it is not stored yet).
+  void add_race(std::uint32_t earlier, std::uint32_t later, const Event& later_event, const VClock& later_clock) {
     ++races;
     const Event& e1 = events_[earlier];
     if (earlier >= nodes.size()) return;
@@ -490,7 +499,7 @@ class DporSearch final : public Strategy, public StepObserver {
     first_agents_.clear();
     for (std::uint32_t j = earlier + 1; j < later; ++j) {
       const Event& ej = events_[j];
-      if (covers(ej.clock, e1.agent, e1.seq)) continue;
+      if (arena_.covers(ej.clock, e1.agent, e1.seq)) continue;
       v.push_back(j);
       if (first_seq_.size() <= ej.agent) first_seq_.resize(ej.agent + 1, 0);
       if (first_seq_[ej.agent] == 0) {
@@ -501,19 +510,19 @@ class DporSearch final : public Strategy, public StepObserver {
     const AgentId later_agent = later_event.agent;
     auto in_v = [&](AgentId q) { return q < first_seq_.size() && first_seq_[q] != 0; };
     auto is_initial = [&](AgentId q) {
-      const VClock* clock = nullptr;
+      const StoredClock* stored = nullptr;  // null: the later event's (dense) clock
       if (!in_v(q)) {
         if (q != later_agent) return false;
-        clock = &later_event.clock;
       } else {
         for (auto j : v)
           if (events_[j].agent == q) {
-            clock = &events_[j].clock;
+            stored = &events_[j].clock;
             break;
           }
       }
       for (AgentId a : first_agents_)
-        if (a != q && covers(*clock, a, first_seq_[a])) return false;
+        if (a != q && (stored ? arena_.covers(*stored, a, first_seq_[a]) : covers(later_clock, a, first_seq_[a])))
+          return false;
       return true;
     };
     AgentId add = v.empty() ? later_agent : events_[v.front()].agent;
@@ -547,6 +556,9 @@ class DporSearch final : public Strategy, public StepObserver {
   VClock wait_join_;
   VClock arrive_join_;  // an async arrive: the join of the copies it tracks
   Event blocked_event_;
+  VClock blocked_clock_;
+  VClock acc_;         // the clock of the event on_step is building
+  ClockArena arena_;   // every stored event clock of this execution
   std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)
   std::vector<AgentId> first_agents_;
   std::vector<Group> groups_;

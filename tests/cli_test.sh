@@ -195,7 +195,7 @@ rc=$?
 expect_usage "--html /nonexistent/x.html: cannot write in /nonexistent" check epi-load --mutation tx-overcount --tiles 2 --html /nonexistent/x.html
 expect_usage "--html needs a file name" run epi-load --html ""
 expect_usage "--trace $tmp: is a directory" run epi-load --trace "$tmp"
-expect 2 "out of memory: this shape needs more than the 1.5 GiB limit" -- check epi-load --tile-elems 4 --tiles 2048 --memory-limit 1.5
+expect 2 "out of memory: this shape needs more than the 0.3 GiB limit" -- check epi-load --tile-elems 4 --tiles 2048 --memory-limit 0.3
 
 # Flags that do not apply are errors, not silently ignored; an unknown subcommand lists the
 # valid ones; --max-steps 0 means no limit, as everywhere else.
