@@ -143,6 +143,8 @@ struct TraceEntry {
 
 // A source file as reports show it (relative to the working directory or mbcheck's tree).
 std::string source_path(const char* file);
+// Fills a trace entry's source line from the call site its agent announced (none: left empty).
+void name_site(TraceEntry& t, const CallSite& site);
 
 // What one execution launches: a grid of CTAs of threads, each CTA with its own zeroed
 // dynamic shared memory.
