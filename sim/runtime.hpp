@@ -69,8 +69,8 @@ enum class OpKind : std::uint8_t {
   cp_async,          // cp.async (non-bulk) issue: arg = bytes
   cp_async_land,     // its copy agent: the bytes land in shared memory
   cp_async_wait,     // cp.async.wait_group N (arg = N): all but the newest N committed groups landed
-  cp_async_arrive,   // cp.async.mbarrier.arrive issue: bar (null for .noinc, which changes nothing
-                     // then: addr names the barrier), arg = 1 (the pending increment)
+  cp_async_arrive,   // cp.async.mbarrier.arrive issue: bar, arg = 1 (the pending increment; 0 for
+                     // .noinc, which changes nothing on the barrier)
   atomic_load,       // plain atomics on a shared/global word: addr, arg = value stored/added
   atomic_store,
   atomic_fetch_add,
@@ -271,11 +271,11 @@ struct Agent {
   std::vector<std::uint32_t> store_groups;  // per committed bulk async-group: stores still reading
   std::uint32_t async_group = 0;            // a store or cp.async agent: the group its commit put it in
   // cp.async: this thread's copies not yet committed, landings still missing per committed
-  // group, copies in flight (what a cp.async.mbarrier.arrive tracks), and its arrive agents
-  // still waiting for their copies; an arrive agent's tracked copies.
+  // group, every copy it issued (what a cp.async.mbarrier.arrive tracks), and its arrive
+  // agents still waiting for their copies; an arrive agent's tracked copies.
   std::vector<AgentId> cp_async_uncommitted;
   std::vector<std::uint32_t> cp_async_groups;
-  std::vector<AgentId> cp_async_in_flight;
+  std::vector<AgentId> cp_async_issued;
   std::vector<AgentId> cp_async_arrivers;
   std::vector<AgentId> tracked;
   // copy agents (and store agents, with `committed` telling whether a wait covers them)

@@ -38,7 +38,7 @@ void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes
   record(issuer, nullptr);
   Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::cp_async_land, nullptr, bytes});
   issuer.cp_async_uncommitted.push_back(c.id);
-  issuer.cp_async_in_flight.push_back(c.id);
+  issuer.cp_async_issued.push_back(c.id);
   observe({issuer.id, issuer.op, 0, false, false, 0, false, c.id, 1});
 }
 
@@ -66,8 +66,8 @@ void Runtime::cp_async_wait_group(std::uint32_t pending) {
 
 void Runtime::cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc) {
   info(bar);
-  Op op{OpKind::cp_async_arrive, noinc ? nullptr : &bar, noinc ? 0 : 1};
-  op.addr = &bar;
+  // .noinc changes nothing on the barrier but reads whether it is live: an event on it too.
+  Op op{OpKind::cp_async_arrive, &bar, noinc ? 0 : 1};
   if (!schedule_point(op)) return;
   Agent& issuer = *current_;
   perform([&] {
@@ -80,10 +80,14 @@ void Runtime::cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc) {
                         "cp.async.mbarrier.arrive.noinc on a barrier that is not live");
   });
   const std::int64_t phase_before = bar.phase;
-  record(issuer, noinc ? nullptr : &bar);
+  record(issuer, &bar);
   Agent& arriver = spawn_copy_agent(issuer, nullptr, nullptr, 0, {OpKind::arrive, &bar, 1});
-  arriver.tracked = issuer.cp_async_in_flight;  // every cp.async of the thread so far still in flight
-  if (!arriver.tracked.empty()) {
+  // Every cp.async the thread issued before (PTX: "all prior cp.async operations"), landed or
+  // not: the arrive releases all their writes, and waits for those in flight.
+  arriver.tracked = issuer.cp_async_issued;
+  const bool waits = std::any_of(arriver.tracked.begin(), arriver.tracked.end(),
+                                 [&](AgentId t) { return agent_at_[t]->state != Agent::State::finished; });
+  if (waits) {
     remove_enabled(arriver);
     arriver.state = Agent::State::blocked;
     issuer.cp_async_arrivers.push_back(arriver.id);
@@ -105,7 +109,6 @@ void Runtime::land_cp_async(Agent& c) {
   observe({c.id, c.op});
   c.state = Agent::State::finished;
   Agent& issuer = *agent_at_[c.thread_agent];
-  std::erase(issuer.cp_async_in_flight, c.id);
   if (c.committed) {
     races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::cp_async, c.async_group);
     --issuer.cp_async_groups[c.async_group];

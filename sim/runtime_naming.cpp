@@ -132,11 +132,10 @@ std::string Runtime::describe_op(const Agent& a) const {
       return fmt::format("cp.async.wait_group {} ({} copies still in flight)", op.arg,
                          cp_async_waited_for(a, static_cast<std::uint32_t>(op.arg)));
     case OpKind::cp_async_arrive:
-      return op.bar ? fmt::format("cp.async.mbarrier.arrive {} (pending +1, then an arrive once this thread's copies "
+      return op.arg ? fmt::format("cp.async.mbarrier.arrive {} (pending +1, then an arrive once this thread's copies "
                                   "land)",
                                   bar)
-                    : fmt::format("cp.async.mbarrier.arrive.noinc {} (an arrive once this thread's copies land)",
-                                  barrier_name(*static_cast<const MbarrierState*>(op.addr)));
+                    : fmt::format("cp.async.mbarrier.arrive.noinc {} (an arrive once this thread's copies land)", bar);
     case OpKind::atomic_load: return fmt::format("atomic load [{}]", op.addr);
     case OpKind::atomic_store: return fmt::format("atomic store [{}] = {}", op.addr, op.arg);
     case OpKind::atomic_fetch_add: return fmt::format("atomic fetch_add [{}] += {}", op.addr, op.arg);

@@ -35,6 +35,10 @@ const char* to_string(Stmt s) {
     case Stmt::bar_sync: return "bar_sync";
     case Stmt::parity_wait: return "parity_wait";
     case Stmt::parity_try_wait: return "parity_try_wait";
+    case Stmt::cpa_copy: return "cpa_copy";
+    case Stmt::cpa_commit: return "cpa_commit";
+    case Stmt::cpa_wait: return "cpa_wait";
+    case Stmt::cpa_arrive: return "cpa_arrive";
     case Stmt::count_: break;
   }
   return "?";

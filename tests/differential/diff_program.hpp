@@ -64,6 +64,17 @@
 //                       landing carries none)
 //   parity_try_wait     the same reading of the bit, then a try_wait of that phase (records
 //                       the answer)
+//   cpa_copy            cp.async (non-bulk) of 16 bytes from global memory into words 0..1 of
+//                       slot S[arg]: its landing is a later step of a copy agent of its own,
+//                       ordered after the issue
+//   cpa_commit          cp.async.commit_group: the thread's uncommitted cp.asyncs (landed or
+//                       not) form its next group (not a step)
+//   cpa_wait            cp.async.wait_group arg (0/1): blocks until every committed group but
+//                       the newest arg has landed; ordered after those landings
+//   cpa_arrive          cp.async.mbarrier.arrive on `bar` (arg 1: .noinc): raises the phase's
+//                       pending count by one first (not with .noinc), then an arrive agent
+//                       performs an arrive-on once every cp.async the thread issued before
+//                       has landed; that arrive releases those copies' writes only
 // Copy sources: word j of slot s in CTA c lands the value 1000 + 100c + 10s + j.
 //
 // Memory model (PTX): arrive, arrive_drop, arrive.noComplete and arrive.expect_tx release;
@@ -87,7 +98,7 @@ enum class Stmt : std::uint8_t {
   arrive, arrive_drop, arrive_no_complete, arrive_expect_tx, expect_tx, complete_tx, arrive_token,
   wait, test_wait, try_wait, token_test_wait, token_wait, spin_try_wait, spin_backoff, try_then_wait,
   status_try, status_wait, copy, load_slot, store, load, atomic_store, atomic_load, atomic_add, sync_threads,
-  bar_arrive, bar_sync, parity_wait, parity_try_wait,
+  bar_arrive, bar_sync, parity_wait, parity_try_wait, cpa_copy, cpa_commit, cpa_wait, cpa_arrive,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

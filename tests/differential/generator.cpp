@@ -33,7 +33,8 @@ struct Gen {
         Stmt::status_try, Stmt::status_wait,
         Stmt::copy, Stmt::copy, Stmt::load_slot, Stmt::store, Stmt::load, Stmt::atomic_store,
         Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads, Stmt::bar_arrive, Stmt::bar_sync,
-        Stmt::parity_wait, Stmt::parity_wait, Stmt::parity_try_wait};
+        Stmt::parity_wait, Stmt::parity_wait, Stmt::parity_try_wait, Stmt::cpa_copy, Stmt::cpa_commit,
+        Stmt::cpa_wait, Stmt::cpa_arrive};
     i.op = kPool[pick(sizeof kPool / sizeof kPool[0])];
     switch (i.op) {
       case Stmt::arrive_expect_tx:
@@ -54,7 +55,10 @@ struct Gen {
       case Stmt::atomic_load:
       case Stmt::atomic_add: i.arg = static_cast<std::int32_t>(pick(kAtomicWords)); break;
       case Stmt::parity_wait:
-      case Stmt::parity_try_wait: i.arg = static_cast<std::int32_t>(pick(2)); break;
+      case Stmt::parity_try_wait:
+      case Stmt::cpa_wait:
+      case Stmt::cpa_arrive: i.arg = static_cast<std::int32_t>(pick(2)); break;
+      case Stmt::cpa_copy: i.arg = static_cast<std::int32_t>(pick(kSlots)); break;
       case Stmt::bar_arrive:
       case Stmt::bar_sync: {
         // the whole CTA mostly; fewer threads (surplus arrivals start the next generation);
@@ -154,6 +158,27 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       }
       break;
     }
+    case 13:  // cp.async then its mbarrier arrive (.noinc, or the +1 form beside an arrive); the
+              // other thread waits and reads the slot
+      g.p.counts[0] = 1;  // the one arrival: the async one (.noinc) or the plain one
+      s[a].push_back({Stmt::cpa_copy, 0, 0});
+      if (g.chance(50)) {
+        s[a].push_back({Stmt::cpa_arrive, 0, 1});
+      } else {
+        s[a].push_back({Stmt::cpa_arrive, 0, 0});
+        s[a].push_back({Stmt::arrive, 0, 0});
+      }
+      s[b].push_back({Stmt::wait, 0, 0});
+      s[b].push_back({Stmt::load_slot, 0, 0});
+      break;
+    case 14:  // cp.async groups: two groups, wait_group 1 or 0, read the older or newer slot
+      s[a].push_back({Stmt::cpa_copy, 0, 0});
+      s[a].push_back({Stmt::cpa_commit, 0, 0});
+      s[a].push_back({Stmt::cpa_copy, 0, 1});
+      s[a].push_back({Stmt::cpa_commit, 0, 0});
+      s[a].push_back({Stmt::cpa_wait, 0, static_cast<std::int32_t>(g.pick(2))});
+      s[a].push_back({Stmt::load_slot, 0, static_cast<std::int32_t>(g.pick(kSlots))});
+      break;
     case 11:  // rounds of bar.sync over the CTA with data between
       for (std::uint32_t t = 0; t < g.p.threads; ++t) {
         s[t].push_back({Stmt::store, 0, static_cast<std::int32_t>(t % kDataWords)});
@@ -223,7 +248,7 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    plant_pattern(g, g.pick(13));
+    plant_pattern(g, g.pick(15));
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
                         p.scripts[0][3].op == Stmt::wait;

@@ -35,7 +35,8 @@ struct Thread {
   std::vector<I> status;  // per barrier: 1 + 2 * (phase + 1) + (its try found it complete); 0: empty
   Clock clock;
   std::vector<I> known;   // per barrier of any CTA (cta * nbars + b): newest phase known complete (-1)
-  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(status); v(clock); v(known); }
+  I groups = 0;           // cp.async groups committed so far
+  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(status); v(clock); v(known); v(groups); }
 };
 
 struct Barrier {
@@ -62,6 +63,19 @@ struct Copy {     // one per copy statement of the program: each runs at most on
   template <class V> void visit(V& v) { v(status); v(landed); v(clock); }
 };
 
+struct CpAsync {  // one per cpa_copy statement: issued at most once
+  I status = 0;   // 0 not issued, 1 in flight, 2 landed
+  I group = -1;   // the issuer's async-group it was committed in (-1: not yet)
+  Clock clock;    // its agent's clock (its issuer's at the issue); kept after landing
+  template <class V> void visit(V& v) { v(status); v(group); v(clock); }
+};
+
+struct Arriver {  // one per cpa_arrive statement: its arrive agent
+  I status = 0;   // 0 not issued, 1 waiting for its copies, 2 arrived
+  I tracked = 0;  // bit k: cpa_copy instance k was issued before it (by its thread)
+  template <class V> void visit(V& v) { v(status); v(tracked); }
+};
+
 struct Word {                 // one word of D or S, with its history for the race detector
   I value = 0;
   I writer = -1, wepoch = 0;  // last write: its agent and that agent's own component then
@@ -77,7 +91,9 @@ struct State {
   std::vector<Word> slots;      // (cta * kSlots + s) * kSlotWords + j
   std::vector<I> atomics;
   std::vector<Named> named;     // cta * kNamedIds + id
-  template <class V> void visit(V& v) { v(threads); v(bars); v(copies); v(data); v(slots); v(atomics); v(named); }
+  std::vector<CpAsync> cpas;
+  std::vector<Arriver> arrivers;
+  template <class V> void visit(V& v) { v(threads); v(bars); v(copies); v(data); v(slots); v(atomics); v(named); v(cpas); v(arrivers); }
 };
 
 // Encoding: zigzag varints (the values are small), vectors prefixed by their length.
@@ -182,7 +198,7 @@ bool uses_barrier(Stmt op) {
   switch (op) {
     case Stmt::store: case Stmt::load: case Stmt::load_slot: case Stmt::atomic_store:
     case Stmt::atomic_load: case Stmt::atomic_add: case Stmt::sync_threads:
-    case Stmt::bar_arrive: case Stmt::bar_sync:
+    case Stmt::bar_arrive: case Stmt::bar_sync: case Stmt::cpa_copy: case Stmt::cpa_commit: case Stmt::cpa_wait:
       return false;
     default:
       return true;
@@ -193,7 +209,7 @@ bool uses_barrier(Stmt op) {
 int index_limit(Stmt op) {
   switch (op) {
     case Stmt::store: case Stmt::load: return kDataWords;
-    case Stmt::copy: case Stmt::load_slot: return kSlots;
+    case Stmt::copy: case Stmt::load_slot: case Stmt::cpa_copy: return kSlots;
     case Stmt::atomic_store: case Stmt::atomic_load: case Stmt::atomic_add: return kAtomicWords;
     default: return 0;
   }
@@ -217,13 +233,21 @@ class Explorer {
           throw std::invalid_argument("reference: named barrier id out of range");
         int limit = index_limit(in.op);
         if (limit > 0 && (in.arg < 0 || in.arg >= limit)) throw std::invalid_argument("reference: index out of range");
-        copy_index_[g].push_back(in.op == Stmt::copy ? static_cast<int>(copy_issuer_.size()) : -1);
+        copy_index_[g].push_back(in.op == Stmt::copy ? static_cast<int>(copy_issuer_.size())
+                                 : in.op == Stmt::cpa_copy ? static_cast<int>(cpa_issuer_.size())
+                                 : in.op == Stmt::cpa_arrive ? static_cast<int>(arv_issuer_.size())
+                                                             : -1);
         if (in.op == Stmt::copy) copy_issuer_.push_back(g);
+        if (in.op == Stmt::cpa_copy) cpa_issuer_.push_back(g), cpa_slot_.push_back(in.arg);
+        if (in.op == Stmt::cpa_arrive) arv_issuer_.push_back(g), arv_bar_.push_back(in.bar);
       }
     }
     if (!copy_issuer_.empty() && (p.copy_pieces < 1 || 2 * p.copy_pieces > kSlotWords))
       throw std::invalid_argument("reference: copy_pieces must fit the 32-byte slot");
-    agents_ = n_ + static_cast<int>(copy_issuer_.size());
+    if (cpa_issuer_.size() > 62) throw std::invalid_argument("reference: too many cpa_copy statements");
+    cpa_base_ = n_ + static_cast<int>(copy_issuer_.size());
+    arv_base_ = cpa_base_ + static_cast<int>(cpa_issuer_.size());
+    agents_ = arv_base_ + static_cast<int>(arv_issuer_.size());
   }
 
   ReferenceResult run() {
@@ -276,6 +300,9 @@ class Explorer {
     for (std::size_t i = 0; i < s.bars.size(); ++i) s.bars[i].index = static_cast<I>(i);
     s.copies.resize(copy_issuer_.size());
     for (Copy& c : s.copies) c.clock.assign(static_cast<std::size_t>(agents_), 0);
+    s.cpas.resize(cpa_issuer_.size());
+    for (CpAsync& c : s.cpas) c.clock.assign(static_cast<std::size_t>(agents_), 0);
+    s.arrivers.resize(arv_issuer_.size());
     Word blank;
     blank.reads.assign(static_cast<std::size_t>(agents_), 0);
     s.data.assign(static_cast<std::size_t>(p_.ctas) * kDataWords, blank);
@@ -492,6 +519,40 @@ class Explorer {
         join_known(t.known, nb.known[static_cast<std::size_t>(t.sub - 1)]);
         break;
       }
+      case Stmt::cpa_copy: {  // the issue: its agent starts with everything its issuer did
+        const int k = copy_index_[static_cast<std::size_t>(g)][static_cast<std::size_t>(t.pc - prologue_len(g))];
+        CpAsync& c = s.cpas[static_cast<std::size_t>(k)];
+        c.status = 1;
+        c.group = -1;
+        c.clock = t.clock;
+        c.clock[static_cast<std::size_t>(cpa_base_ + k)] = 1;
+        t.clock[static_cast<std::size_t>(g)] += 1;
+        break;
+      }
+      case Stmt::cpa_commit: break;  // settle() did it when the thread reached it
+      case Stmt::cpa_wait: {
+        const I waited = t.groups - in.arg;
+        for (std::size_t k = 0; k < s.cpas.size(); ++k)
+          if (cpa_issuer_[k] == g && s.cpas[k].group >= 0 && s.cpas[k].group < waited && s.cpas[k].status != 2)
+            return false;  // a waited-for group has a copy in flight
+        for (std::size_t k = 0; k < s.cpas.size(); ++k)
+          if (cpa_issuer_[k] == g && s.cpas[k].group >= 0 && s.cpas[k].group < waited) join(t.clock, s.cpas[k].clock);
+        break;
+      }
+      case Stmt::cpa_arrive: {
+        require_live(b);
+        if (in.arg == 0) {  // without .noinc: pending + 1 first
+          if (b.pending + 1 > kMaxCount) misuse("count-out-of-range");
+          b.pending += 1;
+        }
+        const int k = copy_index_[static_cast<std::size_t>(g)][static_cast<std::size_t>(t.pc - prologue_len(g))];
+        Arriver& a = s.arrivers[static_cast<std::size_t>(k)];
+        a.status = 1;
+        a.tracked = 0;
+        for (std::size_t c = 0; c < s.cpas.size(); ++c)  // every prior one, landed or not
+          if (cpa_issuer_[c] == g && s.cpas[c].status != 0) a.tracked |= I{1} << c;
+        break;
+      }
       case Stmt::parity_wait: case Stmt::parity_try_wait: {
         // The bit read against what the thread knows of the barrier (diff_program.hpp).
         const I k = t.known[static_cast<std::size_t>(b.index)];
@@ -526,6 +587,13 @@ class Explorer {
     Thread& t = s.threads[static_cast<std::size_t>(g)];
     while (t.pc < length(g) && !is_init(g, t.pc)) {
       Instr in = instr_at(g, t.pc);
+      if (in.op == Stmt::cpa_commit) {  // bookkeeping of the thread only: part of the step that reached it
+        for (std::size_t k = 0; k < s.cpas.size(); ++k)
+          if (cpa_issuer_[k] == g && s.cpas[k].status != 0 && s.cpas[k].group < 0) s.cpas[k].group = t.groups;
+        t.groups += 1;
+        t.pc += 1;
+        continue;
+      }
       const bool token_op = in.op == Stmt::token_test_wait || in.op == Stmt::token_wait;
       const bool status_noop = in.op == Stmt::status_wait && (t.status[in.bar] == 0 || t.status[in.bar] % 2 == 0);
       if (!status_noop && (!token_op || t.token[in.bar] != 0)) break;
@@ -593,9 +661,47 @@ class Explorer {
     return true;
   }
 
+  // cp.async instance k lands: it writes words 0..1 of its slot.
+  bool cpa_step(State& s, int k) const {
+    CpAsync& c = s.cpas[static_cast<std::size_t>(k)];
+    if (c.status != 1) return false;
+    const int cta = cta_of(cpa_issuer_[static_cast<std::size_t>(k)]), slot = cpa_slot_[static_cast<std::size_t>(k)];
+    for (int j = 0; j < 2; ++j) {
+      Word& w = slot_word(s, cta, slot, j);
+      access(w, cpa_base_ + k, c.clock, true);
+      w.value = copy_source_value(static_cast<std::uint32_t>(cta), slot, j);
+    }
+    c.status = 2;
+    return true;
+  }
+
+  // Arrive agent k: once its copies landed, an arrive-on releasing their writes only.
+  bool arrive_step(State& s, int k) const {
+    Arriver& a = s.arrivers[static_cast<std::size_t>(k)];
+    if (a.status != 1) return false;
+    for (std::size_t c = 0; c < s.cpas.size(); ++c)
+      if ((a.tracked >> c & 1) && s.cpas[c].status != 2) return false;
+    Barrier& b = bar(s, cta_of(arv_issuer_[static_cast<std::size_t>(k)]), arv_bar_[static_cast<std::size_t>(k)]);
+    require_live(b);
+    if (b.phase > 0 && !b.observed) misuse("missing-wait");
+    if (b.pending < 1) misuse("over-arrival");
+    Clock own(static_cast<std::size_t>(agents_), 0);
+    for (std::size_t c = 0; c < s.cpas.size(); ++c)
+      if (a.tracked >> c & 1) own[static_cast<std::size_t>(cpa_base_) + c] = s.cpas[c].clock[static_cast<std::size_t>(cpa_base_) + c];
+    release(b, own);
+    b.pending -= 1;
+    complete_if_done(b);
+    a.status = 2;
+    return true;
+  }
+
   std::size_t script_pc_of_copy(int c) const {
-    const auto& idx = copy_index_[static_cast<std::size_t>(copy_issuer_[static_cast<std::size_t>(c)])];
-    return static_cast<std::size_t>(std::find(idx.begin(), idx.end(), c) - idx.begin());
+    const int issuer = copy_issuer_[static_cast<std::size_t>(c)];
+    const auto& idx = copy_index_[static_cast<std::size_t>(issuer)];
+    const auto& script = p_.scripts[static_cast<std::size_t>(issuer)];
+    for (std::size_t pc = 0; pc < idx.size(); ++pc)
+      if (idx[pc] == c && script[pc].op == Stmt::copy) return pc;  // (cp.async statements number apart)
+    throw std::logic_error("reference: a copy without its statement");
   }
 
   // --- the search ---
@@ -622,7 +728,11 @@ class Explorer {
     for (int a = 0; a < agents_; ++a) {
       State next = s;
       try {
-        if (!(a < n_ ? thread_step(next, a) : copy_step(next, a - n_))) continue;
+        const bool moved = a < n_          ? thread_step(next, a)
+                           : a < cpa_base_ ? copy_step(next, a - n_)
+                           : a < arv_base_ ? cpa_step(next, a - cpa_base_)
+                                           : arrive_step(next, a - arv_base_);
+        if (!moved) continue;
       } catch (const Bug& bug) {  // the execution ends in the bug: an end reachable from here
         any = true;
         note_bug(bug.kind);
@@ -683,7 +793,9 @@ class Explorer {
   std::uint64_t max_states_;
   int n_ = 0;       // threads in all
   int nbars_ = 0;   // barriers per CTA, counting never-initialised ones named by scripts
-  int agents_ = 0;  // threads + copy statements
+  int agents_ = 0;  // threads, copy statements, cpa_copy statements, cpa_arrive statements
+  int cpa_base_ = 0, arv_base_ = 0;  // the first cp.async agent, the first arrive agent
+  std::vector<int> cpa_issuer_, cpa_slot_, arv_issuer_, arv_bar_;
   std::vector<std::vector<int>> copy_index_;  // [g][script pc]: its copy's index, or -1
   std::vector<int> copy_issuer_;              // by copy index: the issuing thread
 

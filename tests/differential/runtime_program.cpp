@@ -117,6 +117,17 @@ void RuntimeProgram::thread_main() {
       case Stmt::parity_try_wait:
         regs[n++] = P::mbarrier_try_wait_parity_bit(bars[i.bar], static_cast<std::uint32_t>(i.arg));
         break;
+      case Stmt::cpa_copy:
+        P::cp_async(slots + i.arg * kSlotWords, sources_.data() + (cta * kSlots + i.arg) * kSlotWords, 16);
+        break;
+      case Stmt::cpa_commit: P::cp_async_commit_group(); break;
+      case Stmt::cpa_wait: P::cp_async_wait_group(static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::cpa_arrive:
+        if (i.arg)
+          P::cp_async_mbarrier_arrive_noinc(bars[i.bar]);
+        else
+          P::cp_async_mbarrier_arrive(bars[i.bar]);
+        break;
       case Stmt::count_: break;
     }
   }
