@@ -206,6 +206,33 @@ __global__ void litmus_rendezvous(int kind, unsigned long long delay, unsigned i
   if (!delayed) atomicMax(slack, left > entered ? left - entered : 0ull);
 }
 
+// Remote complete_tx: rank 1 expects 64 bytes a round on its barrier; rank 0 pays them with
+// four mbarrier.complete_tx.relaxed.cluster of 16. Forbidden: a round whose phase never
+// completes (the watchdog) or completes early (the parity wait of the next round then
+// answers at once and the count of completed rounds runs ahead: checked against `rounds`).
+__global__ void litmus_remote_complete_tx(std::uint32_t rounds, unsigned int* completed) {
+  auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
+  if (P::thread_idx() == 0) {
+    P::mbarrier_init(*bar, 1);
+    P::fence_mbarrier_init_release_cluster();
+  }
+  P::barrier_cluster_arrive();
+  P::barrier_cluster_wait();
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    if (P::thread_idx() == 0) {
+      if (P::cluster_ctarank() == 1) {
+        P::mbarrier_arrive_expect_tx(*bar, 64);
+        P::mbarrier_wait_parity(*bar, r);
+        atomicAdd(completed, 1u);
+      } else {
+        for (int i = 0; i < 4; ++i) P::mbarrier_complete_tx_cluster(*bar, 1, 16);
+      }
+    }
+    P::barrier_cluster_arrive();  // one round at a time
+    P::barrier_cluster_wait();
+  }
+}
+
 // The lifetime misuse: rank 1 exits at once; rank 0 waits, then arrives on rank 1's barrier.
 __global__ void lifetime_misuse(unsigned long long delay) {
   auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
@@ -388,6 +415,19 @@ int main(int argc, char** argv) {
       failures += v != 0 || wd.fired != 0;
     }
     MBCHECK_CUDA(cudaFree(d_src));
+  }
+  {
+    unsigned int* completed = counter();
+    MBCHECK_CUDA(dev::watchdog_clear());
+    launch_cluster(litmus_remote_complete_tx, dim3(2 * (sms / 2)), dim3(2, 1), 32, 128, 1000u, completed);
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    dev::WatchdogRecord wd{};
+    MBCHECK_CUDA(dev::watchdog_read(&wd));
+    const unsigned int v = read_and_free(completed);
+    std::printf("litmus remote complete_tx (4 x 16 B from the peer per round): %u clusters x 1000 rounds, rounds "
+                "completed: %u of %u, waits never completed: %u (anything else forbidden)\n",
+                sms / 2, v, (sms / 2) * 1000, wd.timeouts);
+    failures += v != (sms / 2) * 1000u || wd.fired != 0;
   }
   {
     unsigned int* stale = counter();

@@ -143,6 +143,15 @@ __global__ void syncwarp_without_self(unsigned int* passed) {
   atomicAdd(passed, 1u);
 }
 
+// shfl.sync.idx: each lane takes the next lane's operand of the same round.
+__global__ void shfl(std::uint32_t rounds, unsigned int* wrong) {
+  const std::uint32_t lane = P::lane_idx();
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    const std::uint32_t got = P::shfl_sync_idx(0xffffffffu, lane * 7 + r, (lane + 1) % 32);
+    if (got != ((lane + 1) % 32) * 7 + r) atomicAdd(wrong, 1u);
+  }
+}
+
 unsigned int* counter() {
   unsigned int* c = nullptr;
   MBCHECK_CUDA(cudaMalloc(&c, sizeof(unsigned int)));
@@ -224,6 +233,17 @@ int main(int argc, char** argv) {
     const unsigned int v = read_and_free(wrong);
     std::printf("litmus bar.red popc/and/or, 256 threads: %u CTAs x %u rounds, wrong results: %u (forbidden)\n", ctas,
                 rounds / 10, v);
+    failures += v != 0;
+  }
+  {
+    unsigned int* wrong = counter();
+    shfl<<<ctas, 128>>>(rounds, wrong);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int v = read_and_free(wrong);
+    std::printf("litmus shfl.sync.idx (the next lane's operand of the round): %u CTAs x 128 threads x %u rounds, "
+                "wrong values: %u (forbidden)\n",
+                ctas, rounds, v);
     failures += v != 0;
   }
   {

@@ -109,6 +109,40 @@ TEST_CASE("a peer may use a barrier only once its init is visible to the cluster
   }
 }
 
+TEST_CASE("a peer's complete_tx completes the phase but releases nothing", "[cluster][explore]") {
+  // Rank 1 expects 16 bytes on its barrier and waits; rank 0 stores a word into rank 1's
+  // shared memory and pays the bytes with mbarrier.complete_tx.relaxed.cluster. The phase
+  // completes, but complete_tx is relaxed: the store is not ordered before the read. With a
+  // remote arrive (a release) as well, it is.
+  auto body = [](bool arrive_too) {
+    return [arrive_too] {
+      init_for_peers(arrive_too ? 2 : 1);
+      if (P::thread_idx() != 0) return;
+      if (P::cluster_ctarank() == 0) {
+        P::store(P::map_shared_rank(smem_word(0), 1), std::int64_t{7});
+        P::mbarrier_complete_tx_cluster(bar0(), 1, 16);
+        if (arrive_too) P::mbarrier_arrive_cluster(bar0(), 1);
+      } else {
+        P::mbarrier_arrive_expect_tx(bar0(), 16);
+        P::mbarrier_wait_parity(bar0(), 0);
+        (void)P::load(smem_word(0));
+      }
+    };
+  };
+  SECTION("complete_tx alone: a race on the word") {
+    FunctionProgram prog(cluster(2, 1, 1), body(false));
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::race);
+  }
+  SECTION("with a remote arrive after it: ordered") {
+    FunctionProgram prog(cluster(2, 1, 1), body(true));
+    const ExploreResult r = explore_all(prog);
+    CHECK_FALSE(r.bug);
+    CHECK(r.stats.complete);
+  }
+}
+
 TEST_CASE("a CTA that exits while a peer may still arrive on its barrier is a lifetime bug", "[cluster][lifetime]") {
   // Rank 1 never waits for the arrival: it may be gone when rank 0 arrives.
   FunctionProgram prog(cluster(2, 1, 1), [] { remote_handoff(true, true, true, false); });
