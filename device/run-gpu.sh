@@ -120,7 +120,7 @@ step "correct kernels after the lifetime misuse" "$OUT/gpu-tests.log" timeout 12
 # counting, OrderedSequenceBarrier (a bar.sync that never completes would hang: timeout).
 step "gpu test sync ops (cp.async arrive, wait_group 1, bar.red, named counting, ordered sequence)" \
   "$OUT/gpu-tests.log" timeout 120 "$BIN/test_sync_ops"
-grep -E "^(litmus|named-barrier|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -10 >>"$SUMMARY"
+grep -E "^(litmus|named-barrier|PASS|FAIL)" "$OUT/gpu-tests.log" | tail -11 >>"$SUMMARY"
 step "compute-sanitizer racecheck sync ops --quick" "$OUT/sanitizer.log" \
   timeout 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$BIN/test_sync_ops" --quick
 grep -E "RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"

@@ -143,6 +143,29 @@ __global__ void syncwarp_without_self(unsigned int* passed) {
   atomicAdd(passed, 1u);
 }
 
+// cp.async groups: each thread copies round r's 16 bytes into slot A (group 0) and into slot
+// B (group 1), waits with cp.async.wait_group 1 and reads A, then wait_group 0 and reads B.
+// Stale reads counted.
+__global__ void cp_async_groups(const std::uint32_t* src, std::uint32_t rounds, unsigned int* stale) {
+  auto* smem = reinterpret_cast<std::uint32_t*>(P::shared_memory());
+  const std::uint32_t me = P::thread_idx();
+  std::uint32_t* a = smem + 8 * me;
+  std::uint32_t* b = smem + 8 * me + 4;
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    const std::uint32_t* from = src + ((r + me) % 8) * 128 + 4 * (me % 32);
+    P::cp_async(a, from, 16);
+    P::cp_async_commit_group();
+    P::cp_async(b, from, 16);
+    P::cp_async_commit_group();
+    P::cp_async_wait_group(1);
+    for (int i = 0; i < 4; ++i)
+      if (a[i] != from[i]) atomicAdd(stale, 1u);
+    P::cp_async_wait_group(0);
+    for (int i = 0; i < 4; ++i)
+      if (b[i] != from[i]) atomicAdd(stale, 1u);
+  }
+}
+
 // shfl.sync.idx: each lane takes the next lane's operand of the same round.
 __global__ void shfl(std::uint32_t rounds, unsigned int* wrong) {
   const std::uint32_t lane = P::lane_idx();
@@ -207,6 +230,17 @@ int main(int argc, char** argv) {
     std::printf("litmus cp.async + cp.async.mbarrier.arrive%s: %u CTAs x %u rounds x 128 words, stale reads: %u "
                 "(forbidden)\n",
                 noinc ? ".noinc" : " (+1, beside an arrive)", ctas, rounds, v);
+    failures += v != 0;
+  }
+  {
+    unsigned int* stale = counter();
+    cp_async_groups<<<ctas, 64, 64 * 32>>>(d_src, rounds, stale);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int v = read_and_free(stale);
+    std::printf("litmus cp.async groups (wait_group 1 then read the older group, wait_group 0 then the newer): %u "
+                "CTAs x 64 threads x %u rounds, stale reads: %u (forbidden)\n",
+                ctas, rounds, v);
     failures += v != 0;
   }
   MBCHECK_CUDA(cudaFree(d_src));
