@@ -17,6 +17,7 @@
 #include <cstring>
 #include <vector>
 
+#include "device/counters.cuh"
 #include "device/cuda_check.cuh"
 #include "device/platform.cuh"
 #include "device/watchdog.cuh"
@@ -283,18 +284,8 @@ __global__ void unfenced_init(unsigned int* completed) {
   P::barrier_cluster_wait();
 }
 
-unsigned int* counter() {
-  unsigned int* c = nullptr;
-  MBCHECK_CUDA(cudaMalloc(&c, sizeof(unsigned int)));
-  MBCHECK_CUDA(cudaMemset(c, 0, sizeof(unsigned int)));
-  return c;
-}
-unsigned int read_and_free(unsigned int* c) {
-  unsigned int v = 0;
-  MBCHECK_CUDA(cudaMemcpy(&v, c, sizeof(v), cudaMemcpyDeviceToHost));
-  MBCHECK_CUDA(cudaFree(c));
-  return v;
-}
+using dev::counter;
+using dev::read_and_free;
 
 }  // namespace
 

@@ -518,6 +518,7 @@ class Runtime {
   void cluster_barrier_exit();  // an exiting thread leaves the cluster barrier's count
   MbarrierState& cluster_barrier();  // the current thread's cluster's, made at its first use
   void rendezvous(Rendezvous& r, std::uint32_t count, const std::string& name);
+  void leave_count(MbarrierState& bar);  // an exiting thread leaves a hidden counter (a step)
   struct RedArrival {
     BarReduction op;
     bool pred;

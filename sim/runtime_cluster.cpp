@@ -252,14 +252,7 @@ void Runtime::cluster_barrier_exit() {
     record(a, &bar);
     observe({a.id, a.op, bar.phase, false, true});
   }
-  if (!schedule_point({OpKind::arrive_drop, &bar, 1})) return;
-  bool done = false;
-  const std::int64_t phase_before = bar.phase;
-  perform([&] { bar.arrive_drop(1, &done); });
-  races_.release(a.id, bar.id, phase_before);
-  barrier_changed(bar, done);
-  record(a, &bar);
-  observe({a.id, a.op, phase_before, done});
+  leave_count(bar);
 }
 
 void Runtime::fence_mbarrier_init() {

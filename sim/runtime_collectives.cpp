@@ -31,6 +31,20 @@ void Runtime::rendezvous(Rendezvous& r, std::uint32_t count, const std::string& 
   if (!over_) wait(bar, token.phase);
 }
 
+// An exiting thread leaves a hidden counter's count, as a step of its own: an arrive_drop
+// (its arrival in the open phase, and one fewer expected from then on), a release as any.
+void Runtime::leave_count(MbarrierState& bar) {
+  Agent& a = *current_;
+  if (!schedule_point({OpKind::arrive_drop, &bar, 1})) return;
+  bool done = false;
+  const std::int64_t phase_before = bar.phase;
+  perform([&] { bar.arrive_drop(1, &done); });
+  races_.release(a.id, bar.id, phase_before);
+  barrier_changed(bar, done);
+  record(a, &bar);
+  observe({a.id, a.op, phase_before, done});
+}
+
 void Runtime::syncwarp(std::uint32_t mask) {
   if (over_ || !current_) return;
   perform_deferred_try();

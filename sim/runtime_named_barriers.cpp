@@ -133,15 +133,7 @@ void Runtime::named_barrier_exit() {
   Agent& a = *current_;
   auto it = ctas_[a.cta].collectives.find({kConvergenceKey + a.thread / shape_.warp_size, 0});
   if (it == ctas_[a.cta].collectives.end() || !it->second.bar.is_live()) return;  // its warp used none
-  MbarrierState& conv = it->second.bar;
-  if (!schedule_point({OpKind::arrive_drop, &conv, 1})) return;
-  bool done = false;
-  const std::int64_t phase_before = conv.phase;
-  perform([&] { conv.arrive_drop(1, &done); });
-  races_.release(a.id, conv.id, phase_before);
-  barrier_changed(conv, done);
-  record(a, &conv);
-  observe({a.id, a.op, phase_before, done});
+  leave_count(it->second.bar);
 }
 
 }  // namespace mbcheck::sim
