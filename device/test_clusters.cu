@@ -103,6 +103,17 @@ int run_cluster_gemm(std::uint32_t cx, std::uint32_t cy, std::uint32_t clusters,
 
 // --- litmus kernels -------------------------------------------------------------------------
 
+// Thread 0 inits the CTA's barrier for `count` arrivals and fences the init; the cluster then
+// meets, so that peers may use it (what the emulator's unfenced-init rule asks).
+__device__ void init_for_the_cluster(P::Barrier& bar, std::uint32_t count) {
+  if (P::thread_idx() == 0) {
+    P::mbarrier_init(bar, count);
+    P::fence_mbarrier_init_release_cluster();
+  }
+  P::barrier_cluster_arrive();
+  P::barrier_cluster_wait();
+}
+
 // Remote arrive: rank 0's thread t stores a value into rank 1's smem word t, then arrives on
 // rank 1's barrier (count = threads); rank 1's threads wait and read every word. Forbidden:
 // a stale word. out[round] counts stale reads.
@@ -138,12 +149,7 @@ __global__ void litmus_multicast(const std::uint32_t* src, std::uint32_t rounds,
   auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
   auto* data = reinterpret_cast<std::uint32_t*>(P::shared_memory() + 128);
   const std::uint32_t size = P::cluster_nctarank();
-  if (P::thread_idx() == 0) {
-    P::mbarrier_init(*bar, 1);
-    P::fence_mbarrier_init_release_cluster();
-  }
-  P::barrier_cluster_arrive();
-  P::barrier_cluster_wait();
+  init_for_the_cluster(*bar, 1);
   for (std::uint32_t r = 0; r < rounds; ++r) {
     if (P::thread_idx() == 0) {
       P::mbarrier_arrive_expect_tx(*bar, 1024);
@@ -213,12 +219,7 @@ __global__ void litmus_rendezvous(int kind, unsigned long long delay, unsigned i
 // answers at once and the count of completed rounds runs ahead: checked against `rounds`).
 __global__ void litmus_remote_complete_tx(std::uint32_t rounds, unsigned int* completed) {
   auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
-  if (P::thread_idx() == 0) {
-    P::mbarrier_init(*bar, 1);
-    P::fence_mbarrier_init_release_cluster();
-  }
-  P::barrier_cluster_arrive();
-  P::barrier_cluster_wait();
+  init_for_the_cluster(*bar, 1);
   for (std::uint32_t r = 0; r < rounds; ++r) {
     if (P::thread_idx() == 0) {
       if (P::cluster_ctarank() == 1) {
@@ -237,12 +238,7 @@ __global__ void litmus_remote_complete_tx(std::uint32_t rounds, unsigned int* co
 // The lifetime misuse: rank 1 exits at once; rank 0 waits, then arrives on rank 1's barrier.
 __global__ void lifetime_misuse(unsigned long long delay) {
   auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
-  if (P::thread_idx() == 0) {
-    P::mbarrier_init(*bar, 1);
-    P::fence_mbarrier_init_release_cluster();
-  }
-  P::barrier_cluster_arrive();
-  P::barrier_cluster_wait();
+  init_for_the_cluster(*bar, 1);
   if (P::cluster_ctarank() == 1) return;
   const unsigned long long start = clock64();
   while (clock64() - start < delay) {
@@ -254,12 +250,7 @@ __global__ void lifetime_misuse(unsigned long long delay) {
 // address converted to a shared address), which PTX leaves undefined.
 __global__ void local_arrive_on_peer(unsigned int* completed) {
   auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
-  if (P::thread_idx() == 0) {
-    P::mbarrier_init(*bar, 1);
-    P::fence_mbarrier_init_release_cluster();
-  }
-  P::barrier_cluster_arrive();
-  P::barrier_cluster_wait();
+  init_for_the_cluster(*bar, 1);
   if (P::cluster_ctarank() == 0 && P::thread_idx() == 0) (void)P::mbarrier_arrive(*P::map_shared_rank(bar, 1));
   if (P::cluster_ctarank() == 1 && P::thread_idx() == 0) {
     P::mbarrier_wait_parity(*bar, 0);  // the watchdog ends it if the arrival went elsewhere

@@ -505,6 +505,8 @@ class Runtime {
   std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
   std::vector<Rendezvous> cluster_bars_;  // barrier.cluster of each cluster
   bool remote_form_ = false;              // the barrier op running is a .shared::cluster form
+  template <class Op>
+  void remote_form(MbarrierState& local, std::uint32_t rank, Op&& op);
   // The CTA whose shared memory holds `p`, or -1.
   std::int64_t cta_of(const void* p) const;
   // A barrier op of the current thread on `bar`: a local form needs a barrier of its own CTA,

@@ -111,7 +111,10 @@ void Runtime::cta_exited(std::uint32_t cta) {
   }
 }
 
-void Runtime::arrive_cluster(MbarrierState& local, std::uint32_t rank, std::int64_t count) {
+// Runs a barrier operation as its .shared::cluster form on the barrier at `local`'s offset in
+// CTA `rank` (check_barrier_user then applies the rules of peer uses).
+template <class Op>
+void Runtime::remote_form(MbarrierState& local, std::uint32_t rank, Op&& op) {
   auto* peer = static_cast<MbarrierState*>(map_shared_rank(&local, rank));
   if (over_) return;
   remote_form_ = true;
@@ -119,18 +122,15 @@ void Runtime::arrive_cluster(MbarrierState& local, std::uint32_t rank, std::int6
     bool& flag;
     ~Reset() { flag = false; }
   } reset{remote_form_};
-  arrive(*peer, count, false);
+  op(*peer);
+}
+
+void Runtime::arrive_cluster(MbarrierState& local, std::uint32_t rank, std::int64_t count) {
+  remote_form(local, rank, [&](MbarrierState& peer) { arrive(peer, count, false); });
 }
 
 void Runtime::complete_tx_cluster(MbarrierState& local, std::uint32_t rank, std::int64_t bytes) {
-  auto* peer = static_cast<MbarrierState*>(map_shared_rank(&local, rank));
-  if (over_) return;
-  remote_form_ = true;
-  struct Reset {
-    bool& flag;
-    ~Reset() { flag = false; }
-  } reset{remote_form_};
-  complete_tx(*peer, bytes);
+  remote_form(local, rank, [&](MbarrierState& peer) { complete_tx(peer, bytes); });
 }
 
 void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar,
