@@ -144,6 +144,10 @@ void install_process_handlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // A file-size limit (ulimit -f, a batch scheduler's quota) would otherwise kill the process
+  // with SIGXFSZ mid-write, silently: ignored, the write fails with EFBIG and the output or
+  // shard file that could not be written is reported like a full disk (exit 2).
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 bool flush_stdout() {

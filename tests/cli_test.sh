@@ -159,6 +159,27 @@ merged=$(tail -n 1 "$tmp/out")
 for i in 1 2; do "$MBCHECK" check epi-load --tiles 3 --mutation tx-overcount --shard $i/2 --shard-dir "$tmp/bug" --json >"$tmp/bug$i.json" & done
 wait
 expect 1 "bug: deadlock" -- merge "$tmp/bug1.json" "$tmp/bug2.json"
+# A file-size limit (ulimit -f 1: 1 KiB) on a shard and an --html file: the write fails with
+# EFBIG, reported (exit 2), not a silent SIGXFSZ death; no truncated page is left.
+mkdir -p "$tmp/fsize"
+expect_limited() {
+  local code=$1 pattern=$2
+  shift 3
+  (ulimit -f 1; "$MBCHECK" "$@" >"$tmp/out" 2>"$tmp/err")
+  local got=$?
+  if [ "$got" -ne "$code" ] || ! grep -qF -- "$pattern" "$tmp/err"; then
+    echo "FAIL: (ulimit -f 1) mbcheck $* -> exit $got (want $code), stderr lacks: $pattern"
+    failures=$((failures + 1))
+  else
+    echo "ok:   (ulimit -f 1) mbcheck $* -> $got"
+  fi
+}
+expect_limited 2 "File too large" -- check lastzero --n 8 --jobs 1 --shard 1/2 --shard-dir "$tmp/fsize"
+expect_limited 2 "cannot write $tmp/fsize.html: File too large" -- run epi-load --tiles 64 --html "$tmp/fsize.html"
+if [ -e "$tmp/fsize.html" ]; then
+  echo "FAIL: a truncated $tmp/fsize.html was left behind"
+  failures=$((failures + 1))
+fi
 expect_usage "--shard 4/3: expected i/n with 1 <= i <= n" check lastzero --shard 4/3 --shard-dir "$tmp/x"
 expect_usage "--shard 1/-3: expected i/n" check lastzero --shard 1/-3 --shard-dir "$tmp/x"
 expect_usage "--shard -1/-1: expected i/n" check lastzero --shard -1/-1 --shard-dir "$tmp/x"
