@@ -2,6 +2,7 @@
 // shape flags and its output check.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstring>
 #include <memory>
 
@@ -52,10 +53,17 @@ class ClusterGemmProgram final : public BundledProgram {
   explicit ClusterGemmProgram(const std::map<std::string, std::string>& given) {
     OptionReader r(kClusterGemm, given);
     const std::string cluster = r.values().at("cluster");
-    unsigned cx = 0, cy = 0;
-    char extra = 0;
-    if (std::sscanf(cluster.c_str(), "%ux%u%c", &cx, &cy, &extra) != 2 || cx == 0 || cy == 0 || cx * cy > 16 ||
-        cx > 16 || cy > 16)
+    // XxY: two whole numbers of at most two digits, nothing else (no sign, no spaces).
+    std::uint32_t cx = 0, cy = 0;
+    const char* const end = cluster.data() + cluster.size();
+    const auto [after_x, ex] = std::from_chars(cluster.data(), end, cx);
+    bool ok = ex == std::errc() && after_x != cluster.data() && after_x - cluster.data() <= 2 && after_x < end &&
+              *after_x == 'x';
+    if (ok) {
+      const auto [after_y, ey] = std::from_chars(after_x + 1, end, cy);
+      ok = ey == std::errc() && after_y == end && after_y - (after_x + 1) >= 1 && after_y - (after_x + 1) <= 2;
+    }
+    if (!ok || cx == 0 || cy == 0 || cx * cy > 16)
       throw ShapeError(fmt::format("--cluster {}: must be XxY with X, Y >= 1 and X*Y <= 16 (e.g. 2x1, 2x2)", cluster));
     shape_.cluster_x = cx;
     shape_.cluster_y = cy;

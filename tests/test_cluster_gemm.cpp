@@ -81,6 +81,8 @@ TEST_CASE("PCT finds cluster-gemm's schedule-dependent bugs in its first runs", 
 
 TEST_CASE("cluster-gemm refuses shapes it cannot run", "[cluster-gemm][input]") {
   CHECK_THROWS_WITH(make_protocol("cluster-gemm", {{"cluster", "3x6"}}), Catch::Contains("X*Y <= 16"));
+  for (const char* bad : {"2x", "x2", "0x1", "2x1x1", "4294967298x1", " 2x1", "+2x1", "2X1", "2x-1", "17x1"})
+    CHECK_THROWS_WITH(make_protocol("cluster-gemm", {{"cluster", bad}}), Catch::Contains("must be XxY"));
   CHECK_THROWS_WITH(make_protocol("cluster-gemm", {{"cluster", "2x2"}, {"a-elems", "4"}}),
                     Catch::Contains("--a-elems 4"));
   CHECK_THROWS_WITH(make_protocol("cluster-gemm", {{"mutation", "no-order"}}),
