@@ -156,3 +156,22 @@ TEST_CASE("collective misuses", "[collective][misuse]") {
     CHECK_THAT(r.bug->message, Catch::Contains("__syncwarp"));
   }
 }
+
+TEST_CASE("__nanosleep in a spin loop changes nothing: the spin is still recognised", "[collective][explore]") {
+  // The common back-off `while (!try_wait(b, 0)) __nanosleep(32);`: thread 1 spins until
+  // thread 0 arrives. The sleep has no effect the protocol can see, so every failed iteration
+  // repeats the last and the spin waits for the phase (no step limit, no livelock).
+  FunctionProgram prog(threads(2), [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).arrive();
+    } else {
+      while (!smem_bar(0).try_wait(0)) P::nanosleep(32);
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions <= 2);
+}
