@@ -158,7 +158,7 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
   if (r.verdict == CheckVerdict::verified)
     out += fmt::format(
         "proved:   for this shape, every schedule ({} class{} of equivalent interleavings{}) ends with every thread "
-        "finished: no deadlock, livelock, data race, mbarrier misuse or phase aliasing, and the protocol's own "
+        "finished: no deadlock, livelock, data race, barrier misuse, phase aliasing or shared-memory lifetime bug, and the protocol's own "
         "output check passes{}\n",
         s.executions, s.executions == 1 ? "" : "es",
         r.preemption_bound >= 0 ? "; no schedule needed more preemptions than the bound" : "",
