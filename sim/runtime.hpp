@@ -507,8 +507,10 @@ class Runtime {
   bool remote_form_ = false;              // the barrier op running is a .shared::cluster form
   template <class Op>
   void remote_form(MbarrierState& local, std::uint32_t rank, Op&& op);
-  // The CTA whose shared memory holds `p`, or -1.
-  std::int64_t cta_of(const void* p) const;
+  // The CTA whose shared memory holds `p`, or -1; `likely` is looked at first (the loads and
+  // stores of a thread are mostly to its own CTA's: no scan over the grid for them).
+  std::int64_t cta_of(const void* p, std::uint32_t likely = 0) const;
+  std::uint32_t copy_piece_bytes(std::uint32_t bytes) const;  // what each landing of a bulk copy moves
   // A barrier op of the current thread on `bar`: a local form needs a barrier of its own CTA,
   // a remote one a barrier whose init is visible to it, in a CTA of its cluster still running.
   void check_barrier_user(MbarrierState& bar);

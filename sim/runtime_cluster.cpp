@@ -29,13 +29,16 @@ std::optional<std::string> launch_shape_error(const LaunchShape& s) {
   return std::nullopt;
 }
 
-std::int64_t Runtime::cta_of(const void* p) const {
+std::int64_t Runtime::cta_of(const void* p, std::uint32_t likely) const {
   const auto at = reinterpret_cast<std::uintptr_t>(p);
-  for (std::uint32_t cta = 0; cta < ctas_.size(); ++cta) {
+  auto holds = [&](std::uint32_t cta) {
     const auto& smem = ctas_[cta].smem;
     const auto begin = reinterpret_cast<std::uintptr_t>(smem.data());
-    if (at >= begin && at < begin + smem.size()) return cta;
-  }
+    return at >= begin && at < begin + smem.size();
+  };
+  if (likely < ctas_.size() && holds(likely)) return likely;  // the caller's own CTA, most of the time
+  for (std::uint32_t cta = 0; cta < ctas_.size(); ++cta)
+    if (holds(cta)) return cta;
   return -1;
 }
 
@@ -49,14 +52,14 @@ void* Runtime::map_shared_rank(const void* p, std::uint32_t rank) {
     throw Aborted{};
   };
   if (rank >= size) misuse(fmt::format("the cluster has ranks 0..{}", size - 1));
-  if (cta_of(p) != a.cta) misuse("the address is not in this CTA's shared memory");
+  if (cta_of(p, a.cta) != a.cta) misuse("the address is not in this CTA's shared memory");
   const std::uint32_t peer = a.cta - a.cta % size + rank;
   const auto offset = static_cast<const unsigned char*>(p) - cta_shared_memory(a.cta);
   return cta_shared_memory(peer) + offset;
 }
 
 void Runtime::check_barrier_user(MbarrierState& bar) {
-  const std::int64_t at = cta_of(&bar);
+  const std::int64_t at = cta_of(&bar, current_->cta);
   if (at < 0) return;  // a runtime's own counter (named barriers, collectives)
   Agent& a = *current_;
   const auto cta = static_cast<std::uint32_t>(at);
@@ -147,14 +150,13 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
       throw MisuseError(MisuseKind::cluster, fmt::format("multicast mask {:#06x}: it must name some of the cluster's "
                                                          "ranks 0..{} and no others",
                                                          cta_mask, size - 1));
-    if (cta_of(smem_dst) != issuer.cta || cta_of(&bar) != issuer.cta)
+    if (cta_of(smem_dst, issuer.cta) != issuer.cta || cta_of(&bar, issuer.cta) != issuer.cta)
       throw MisuseError(MisuseKind::cluster,
                         "a multicast names its destination and barrier by their offsets in the issuing CTA's "
                         "shared memory");
   });
   record(issuer, &bar);
-  const std::uint32_t pieces = std::max<std::uint32_t>(1, shape_.copy_pieces);
-  const std::uint32_t piece = std::max<std::uint32_t>(16, ((bytes + pieces - 1) / pieces + 15) / 16 * 16);
+  const std::uint32_t piece = copy_piece_bytes(bytes);
   StepInfo step{issuer.id, issuer.op, bar.phase};
   const std::uint32_t first_rank = issuer.cta - issuer.cta % size;
   for (std::uint32_t r = 0; r < size; ++r) {

@@ -32,7 +32,7 @@ void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes
       throw MisuseError(MisuseKind::tma_misaligned,
                         fmt::format("cp.async of {} B: it copies 4, 8 or 16 bytes, both addresses aligned to the size",
                                     bytes));
-    if (cta_of(smem_dst) != issuer.cta)
+    if (cta_of(smem_dst, issuer.cta) != issuer.cta)
       throw MisuseError(MisuseKind::cluster, "cp.async writes this CTA's shared memory (.shared::cta) only");
   });
   record(issuer, nullptr);
@@ -71,7 +71,7 @@ void Runtime::cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc) {
   if (!schedule_point(op)) return;
   Agent& issuer = *current_;
   perform([&] {
-    if (cta_of(&bar) >= 0 && cta_of(&bar) != issuer.cta)
+    if (const std::int64_t at = cta_of(&bar, issuer.cta); at >= 0 && at != issuer.cta)
       throw MisuseError(MisuseKind::cluster, "cp.async.mbarrier.arrive takes a barrier of this CTA (.shared::cta)");
     if (!noinc) bar.increment_pending();
     else if (!bar.is_live())

@@ -148,7 +148,7 @@ Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
   if (bar.id == 0) {
     BarrierInfo bi;
     bi.state = &bar;
-    const std::int64_t at_cta = cta_of(&bar);
+    const std::int64_t at_cta = cta_of(&bar, current_ ? current_->cta : 0);
     bi.cta = at_cta >= 0 ? static_cast<std::uint32_t>(at_cta) : current_ ? current_->cta : 0;
     auto base = reinterpret_cast<std::uintptr_t>(cta_shared_memory(bi.cta));
     auto at = reinterpret_cast<std::uintptr_t>(&bar);

@@ -17,7 +17,7 @@ void Runtime::land_copy_piece(Agent& c) {
   const auto n = static_cast<std::uint32_t>(c.op.arg);
   if (shape_.cluster_size() > 1) {
     // A multicast (or a copy into a peer): the landing uses the destination CTA's barrier.
-    const std::int64_t cta = cta_of(c.dst);
+    const std::int64_t cta = cta_of(c.dst, c.cta);
     if (cta >= 0 && static_cast<std::uint32_t>(cta) != c.cta) {
       if (c.op.bar->is_live() && !races_.init_published(c.id, c.op.bar->id)) {
         observe({c.id, c.op, c.op.bar->phase, false});
@@ -95,14 +95,18 @@ Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std:
   return agents_.back();
 }
 
+std::uint32_t Runtime::copy_piece_bytes(std::uint32_t bytes) const {
+  const std::uint32_t pieces = std::max<std::uint32_t>(1, shape_.copy_pieces);
+  return std::max<std::uint32_t>(16, ((bytes + pieces - 1) / pieces + 15) / 16 * 16);
+}
+
 void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar) {
   info(bar);
   if (!schedule_point({OpKind::bulk_copy, &bar, bytes})) return;
   check_bulk_copy("cp.async.bulk", smem_dst, gmem_src, bytes);
   Agent& issuer = *current_;
   record(issuer, &bar);
-  const std::uint32_t pieces = std::max<std::uint32_t>(1, shape_.copy_pieces);
-  const std::uint32_t piece = std::max<std::uint32_t>(16, ((bytes + pieces - 1) / pieces + 15) / 16 * 16);
+  const std::uint32_t piece = copy_piece_bytes(bytes);
   Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::copy_land, &bar, std::min(piece, bytes)});
   c.piece = piece;
   observe({issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id});
@@ -459,7 +463,7 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
   if (write) current_->stored_since_poll = true;
   if (shape_.cluster_size() > 1) {
     // Distributed shared memory: a peer's smem while that CTA lives (and only in the cluster).
-    const std::int64_t cta = cta_of(addr);
+    const std::int64_t cta = cta_of(addr, current_->cta);
     const std::uint32_t size = shape_.cluster_size();
     if (cta >= 0 && static_cast<std::uint32_t>(cta) != current_->cta) {
       if (static_cast<std::uint32_t>(cta) / size != current_->cta / size) {
