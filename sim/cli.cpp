@@ -262,7 +262,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   if (*run && max_steps == 0) max_steps = std::numeric_limits<std::uint64_t>::max();
 
   set_default_stack_bytes(stack_size);
-  apply_memory_limit(memory_limit_gib);
+  check_opts.memory_budget = apply_memory_limit(memory_limit_gib);
   try {
     if (*list && list_json) {
       nlohmann::json all = nlohmann::json::array();
@@ -608,6 +608,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   } catch (const MergeError& e) {
     return usage_error(e.what());
   } catch (const ProgramError& e) {
+    return usage_error(e.what());
+  } catch (const SearchTooLarge& e) {
     return usage_error(e.what());
   }
   return kExitUsage;

@@ -110,7 +110,7 @@ void on_out_of_memory() {
 // 90% of physical memory, so a shape too large fails with the line above, not by swapping.
 }  // namespace
 
-void apply_memory_limit(double gib) {
+std::uint64_t apply_memory_limit(double gib) {
   const double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   const double bytes = gib > 0 ? gib * 1024.0 * 1024 * 1024 : 0.9 * phys;
   rlimit lim{};
@@ -120,9 +120,10 @@ void apply_memory_limit(double gib) {
   setrlimit(RLIMIT_AS, &lim);
   std::snprintf(g_oom_message, sizeof g_oom_message,
                 "mbcheck: error: out of memory: this shape needs more than the %.1f GiB limit (--memory-limit; "
-                "an exhaustive search keeps a vector clock per step of an execution, about steps x threads / 32 words); use a "
-                "smaller shape or a higher --memory-limit\n",
+                "an exhaustive search keeps about 200 bytes per step of its deepest execution); use a "
+                "smaller shape, --strategy pct or random, or a higher --memory-limit\n",
                 static_cast<double>(lim.rlim_cur) / (1024.0 * 1024 * 1024));
+  return lim.rlim_cur == RLIM_INFINITY ? 0 : static_cast<std::uint64_t>(lim.rlim_cur);
 }
 
 namespace {

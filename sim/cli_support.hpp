@@ -120,8 +120,8 @@ struct VisualFiles {
 // The process-wide handlers: out of memory (one line, exit 2, also where nothing may throw)
 // and SIGINT/SIGTERM (the first asks for a clean stop: request_stop(); a second exits).
 void install_process_handlers();
-// --memory-limit (GiB; 0: 90% of physical memory), as RLIMIT_AS.
-void apply_memory_limit(double gib);
+// --memory-limit (GiB; 0: 90% of physical memory), as RLIMIT_AS. Returns the limit in bytes.
+std::uint64_t apply_memory_limit(double gib);
 // Flushes stdout; a write error (a full disk, a closed pipe) is reported: false.
 bool flush_stdout();
 

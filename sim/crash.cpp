@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <mutex>
 #include <thread>
 
@@ -444,6 +445,15 @@ GuardedStackPool::~GuardedStackPool() {
   }
 }
 
+namespace {
+// A fiber stack that cannot be mapped for want of memory is out of memory like any other
+// allocation: the process's new-handler (the CLI's one-line report) if there is one.
+[[noreturn]] void out_of_memory() {
+  if (std::new_handler h = std::get_new_handler()) h();
+  throw std::bad_alloc();
+}
+}  // namespace
+
 unsigned char* GuardedStackPool::take() {
   if (!free_.empty()) {
     unsigned char* lo = free_.back();
@@ -467,6 +477,7 @@ unsigned char* GuardedStackPool::take() {
   void* base = mmap(nullptr, kStackGuardBytes + bytes_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
     --taken_;
+    if (errno == ENOMEM) out_of_memory();
     throw std::runtime_error(fmt::format("mbcheck: cannot map a fiber stack of {} bytes: {}", bytes_, std::strerror(errno)));
   }
   auto* lo = static_cast<unsigned char*>(base) + kStackGuardBytes;
@@ -474,6 +485,7 @@ unsigned char* GuardedStackPool::take() {
     const int err = errno;
     munmap(base, kStackGuardBytes + bytes_);
     --taken_;
+    if (err == ENOMEM) out_of_memory();
     throw std::runtime_error(fmt::format("mbcheck: cannot map a fiber stack of {} bytes: {}", bytes_, std::strerror(err)));
   }
   return lo;

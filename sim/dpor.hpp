@@ -24,12 +24,13 @@ inline void explain_divergence(Outcome& out) {
 
 class DporSearch final : public Strategy, public StepObserver {
  public:
-  std::vector<DporNode> nodes;
+  NodeStack nodes;
   std::uint64_t races = 0;
   int bound = -1;
   std::uint64_t bound_cut = 0;
   std::uint64_t fallbacks = 0;  // alternatives not enabled where a reversal put them
   std::uint64_t spin_iterations = 0;
+  std::uint64_t deepest = 0, clock_bytes = 0;  // see ExploreStats
 
   // A worker explores the subtree below node floor-1 only; races it finds against nodes
   // above that are recorded, and the coordinator applies them in the order one search
@@ -49,11 +50,13 @@ class DporSearch final : public Strategy, public StepObserver {
   }
 
   void begin_execution() override {
+    deepest = std::max<std::uint64_t>(deepest, n_events_);
+    clock_bytes = std::max(clock_bytes, arena_.bytes_used());
     depth_ = 0;
     n_events_ = 0;
     arena_.clear();
     last_event_.clear();
-    first_clock_.clear();
+    spawned_by_.clear();
     barriers_.clear();
     addresses_.clear();
     sync_join_.clear();
@@ -124,16 +127,20 @@ class DporSearch final : public Strategy, public StepObserver {
     e.detail = is_atomic(step.op.kind) ? step.value : step.result;
     if (last_event_.size() <= step.agent) last_event_.resize(step.agent + 1, -1);
     VClock& acc = acc_;  // built here, kept in the arena once complete
-    const StoredClock* prev_clock = nullptr;
+    // acc's own entry is what the event acquired of its own agent (see ClockArena) until
+    // the end, where it becomes e.seq; nothing in between reads it (program order is
+    // checked by agent).
+    ClockId prev_clock = kNoClock;
     if (last_event_[step.agent] >= 0) {
       const Event& prev = events_[static_cast<std::size_t>(last_event_[step.agent])];
       e.seq = prev.seq + 1;
-      arena_.expand(prev.clock, acc);
-      prev_clock = &prev.clock;
+      acc.clear();
+      arena_.join_raw(prev.clock, acc);
+      prev_clock = prev.clock;
     } else {
       e.seq = 1;
       acc.clear();
-      if (auto it = first_clock_.find(step.agent); it != first_clock_.end()) acc = it->second;
+      if (auto it = spawned_by_.find(step.agent); it != spawned_by_.end()) arena_.expand(events_[it->second], acc);
     }
     // Dependent earlier events, newest first: forced ones are joined; a race candidate
     // not yet covered by acc is a race (e ⋖ this).
@@ -164,7 +171,7 @@ class DporSearch final : public Strategy, public StepObserver {
       for (std::uint32_t c : list) {
         const Event& other = events_[c];
         if (other.agent == e.agent || covers(acc, other.agent, other.seq)) continue;
-        arena_.join_into(other.clock, acc);
+        arena_.join_into(other, acc);
         races_found_.push_back(c);
       }
     };
@@ -175,11 +182,11 @@ class DporSearch final : public Strategy, public StepObserver {
     check(early_);
     for (std::uint32_t c : races_found_) add_race(c, index, e, acc);  // acc: no own entry yet
     races_found_.clear();
-    for (const VClock* f : forced_) join(acc, *f);
+    for (const Summary* f : forced_) arena_.join(acc, *f);
     // A group whose summary acc already covers holds no race: skip it whole.
     candidates_.clear();
     for (const Group& g : groups_)
-      if (!g.summary || !covers_all(acc, *g.summary))
+      if (!g.summary || !arena_.covered(acc, *g.summary))
         candidates_.insert(candidates_.end(), g.members.begin(), g.members.end());
     check(candidates_);
     // This op completed its phase: the completion is an event after all the phase's counter
@@ -188,25 +195,32 @@ class DporSearch final : public Strategy, public StepObserver {
     if (!watch_.empty()) {
       VClock& done = completion_clock_;
       done.assign(acc.begin(), acc.end());
-      if (watch_base_) join(done, *watch_base_);
+      if (watch_base_) arena_.join(done, *watch_base_);
       std::sort(watch_.begin(), watch_.end(), std::greater<>());
       for (std::uint32_t c : watch_) {
         const Event& other = events_[c];
         if (other.agent == e.agent || covers(done, other.agent, other.seq)) continue;
-        arena_.join_into(other.clock, done);
-        arena_.join_into(other.clock, acc);
+        arena_.join_into(other, done);
+        arena_.join_into(other, acc);
         races_found_.push_back(c);
       }
     }
     for (std::uint32_t c : races_found_) add_race(c, index, e, acc);
     if (acc.size() <= e.agent) acc.resize(e.agent + 1, 0);
+    const std::uint32_t acquired_own = acc[e.agent];
     acc[e.agent] = e.seq;
     record(step, e, index);
     if (step.spawned != kNoAgent)
       for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, step.spawned_count); ++i)
-        first_clock_[step.spawned + i] = acc;
-    arena_.store(acc, prev_clock, e.clock);
+        spawned_by_[step.spawned + i] = index;
+    e.clock = arena_.store(acc, e.agent, acquired_own, prev_clock);
     last_event_[step.agent] = index;
+  }
+
+  // The figures of the execution just run join deepest and clock_bytes.
+  void end_search() {
+    deepest = std::max<std::uint64_t>(deepest, n_events_);
+    clock_bytes = std::max(clock_bytes, arena_.bytes_used());
   }
 
   // A wait still blocked at the end never ran, so it has no event; but it could have run
@@ -222,7 +236,7 @@ class DporSearch final : public Strategy, public StepObserver {
       wc.clear();
       w.seq = 1;
       if (id < last_event_.size() && last_event_[id] >= 0) {
-        arena_.expand(events_[static_cast<std::size_t>(last_event_[id])].clock, wc);
+        arena_.expand(events_[static_cast<std::size_t>(last_event_[id])], wc);
         w.seq = events_[static_cast<std::size_t>(last_event_[id])].seq + 1;
       }
       PhaseEvents* prev = history(a.op.bar->id).find(a.op.arg - 1);
@@ -233,7 +247,7 @@ class DporSearch final : public Strategy, public StepObserver {
       for (std::uint32_t c : list) {
         const Event& other = events_[c];
         if (other.agent == w.agent || covers(wc, other.agent, other.seq)) continue;
-        arena_.join_into(other.clock, wc);
+        arena_.join_into(other, wc);
         found.push_back(c);
       }
       for (std::uint32_t c : found) add_race(c, static_cast<std::uint32_t>(n_events_), w, wc);
@@ -249,7 +263,7 @@ class DporSearch final : public Strategy, public StepObserver {
       const Event& e = events_[i];
       std::string part = fmt::format("{}.{}:{}:{}:{}|", e.agent, e.seq, static_cast<int>(e.cat), e.phase, e.detail);
       VClock dense;
-      arena_.expand(e.clock, dense);
+      arena_.expand(e, dense);
       while (!dense.empty() && dense.back() == 0) dense.pop_back();
       for (auto c : dense) part += fmt::format("{},", c);
       parts.push_back(std::move(part));
@@ -298,7 +312,7 @@ class DporSearch final : public Strategy, public StepObserver {
 
  private:
   void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& early,
-                std::vector<Group>& groups, std::vector<const VClock*>& forced) {
+                std::vector<Group>& groups, std::vector<const Summary*>& forced) {
     const Op& op = step.op;
     if (is_atomic(op.kind)) {
       bool writes = step.wrote;
@@ -326,7 +340,7 @@ class DporSearch final : public Strategy, public StepObserver {
           if (!finished) ++sj.remaining;
           if (id < last_event_.size() && last_event_[id] >= 0 &&
               static_cast<std::uint64_t>(last_event_[id]) < release)
-            arena_.join_into(events_[last_event_[id]].clock, sj.clock);
+            arena_.join_into(events_[last_event_[id]], sj.clock.dense);
         }
       }
       forced.push_back(&sj.clock);
@@ -347,7 +361,7 @@ class DporSearch final : public Strategy, public StepObserver {
         if (a.kind == Agent::Kind::copy && a.thread_agent == step.agent && a.op.kind == landing &&
             a.committed && a.async_group < waited && a.state == Agent::State::finished && id < last_event_.size() &&
             last_event_[id] >= 0)
-          arena_.join_into(events_[last_event_[id]].clock, wait_join_);
+          arena_.join_into(events_[last_event_[id]], wait_join_.dense);
       }
       forced.push_back(&wait_join_);
       return;
@@ -357,7 +371,7 @@ class DporSearch final : public Strategy, public StepObserver {
       // The arrive-on of cp.async.mbarrier.arrive runs after the copies it tracks landed.
       arrive_join_.clear();
       for (AgentId t : me.tracked)
-        if (t < last_event_.size() && last_event_[t] >= 0) arena_.join_into(events_[last_event_[t]].clock, arrive_join_);
+        if (t < last_event_.size() && last_event_[t] >= 0) arena_.join_into(events_[last_event_[t]], arrive_join_.dense);
       forced.push_back(&arrive_join_);
     }
     BarrierHistory& h = history(op.bar->id);
@@ -430,7 +444,7 @@ class DporSearch final : public Strategy, public StepObserver {
       if (is_arrival(op) && p > 0) {
         bool settled = false;
         for (std::uint32_t o : it->obs_true)
-          if (covers(acc_, events_[o].agent, events_[o].seq)) {
+          if (events_[o].agent == e.agent || covers(acc_, events_[o].agent, events_[o].seq)) {
             settled = true;
             break;
           }
@@ -464,7 +478,7 @@ class DporSearch final : public Strategy, public StepObserver {
       case Cat::obs_true: {
         PhaseEvents& pe = h.at(e.phase);
         pe.obs_true.push_back(index);
-        join(pe.obs_summary, acc_);
+        arena_.add(pe.obs_summary, acc_);
         break;
       }
       case Cat::obs_false: h.at(e.phase).obs_false.push_back(index); break;
@@ -476,10 +490,21 @@ class DporSearch final : public Strategy, public StepObserver {
         pe.counters.push_back(index);
         if (e.completed) pe.completer = index;
         if (e.cat == Cat::inc) pe.incs.push_back(index);
-        join(pe.counter_summary, acc_);
+        arena_.add(pe.counter_summary, acc_);
+        seal_before(h, e.phase - 1);
         break;
       }
       default: break;
+    }
+  }
+
+  // A counter op of phase p ran: no more counter ops of the phases before p - 1 will (they
+  // would be of phase p or later), nor, without aliasing, observers of them.
+  void seal_before(BarrierHistory& h, std::int64_t phase) {
+    const auto end = static_cast<std::size_t>(std::max<std::int64_t>(phase + 1, 0));
+    for (; h.sealed < end && h.sealed < h.phases.size(); ++h.sealed) {
+      arena_.seal(h.phases[h.sealed].counter_summary);
+      arena_.seal(h.phases[h.sealed].obs_summary);
     }
   }
 
@@ -499,7 +524,7 @@ class DporSearch final : public Strategy, public StepObserver {
     first_agents_.clear();
     for (std::uint32_t j = earlier + 1; j < later; ++j) {
       const Event& ej = events_[j];
-      if (arena_.covers(ej.clock, e1.agent, e1.seq)) continue;
+      if (arena_.covers(ej, e1.agent, e1.seq)) continue;
       v.push_back(j);
       if (first_seq_.size() <= ej.agent) first_seq_.resize(ej.agent + 1, 0);
       if (first_seq_[ej.agent] == 0) {
@@ -510,13 +535,13 @@ class DporSearch final : public Strategy, public StepObserver {
     const AgentId later_agent = later_event.agent;
     auto in_v = [&](AgentId q) { return q < first_seq_.size() && first_seq_[q] != 0; };
     auto is_initial = [&](AgentId q) {
-      const StoredClock* stored = nullptr;  // null: the later event's (dense) clock
+      const Event* stored = nullptr;  // null: the later event's (dense) clock
       if (!in_v(q)) {
         if (q != later_agent) return false;
       } else {
         for (auto j : v)
           if (events_[j].agent == q) {
-            stored = &events_[j].clock;
+            stored = &events_[j];
             break;
           }
       }
@@ -540,21 +565,21 @@ class DporSearch final : public Strategy, public StepObserver {
   }
 
   struct SyncJoin {
-    VClock clock;
+    Summary clock;
     std::uint32_t remaining = 0;
   };
 
   std::size_t depth_ = 0;
   AgentSet pending_sleep_;
-  std::vector<Event> events_;  // slots; the first n_events_ are this execution's
+  std::deque<Event> events_;  // slots; the first n_events_ are this execution's
   std::size_t n_events_ = 0;
   std::vector<std::uint32_t> early_, candidates_, races_found_;
   std::vector<std::span<const std::uint32_t>> singles_;  // see on_step
   std::vector<std::uint32_t> watch_;                      // observers a completion races with
-  const VClock* watch_base_ = nullptr;                    // the completed phase's counter ops
+  const Summary* watch_base_ = nullptr;                   // the completed phase's counter ops
   VClock completion_clock_;
-  VClock wait_join_;
-  VClock arrive_join_;  // an async arrive: the join of the copies it tracks
+  Summary wait_join_;
+  Summary arrive_join_; // an async arrive: the join of the copies it tracks
   Event blocked_event_;
   VClock blocked_clock_;
   VClock acc_;         // the clock of the event on_step is building
@@ -562,9 +587,9 @@ class DporSearch final : public Strategy, public StepObserver {
   std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)
   std::vector<AgentId> first_agents_;
   std::vector<Group> groups_;
-  std::vector<const VClock*> forced_;
+  std::vector<const Summary*> forced_;
   std::vector<std::int64_t> last_event_;
-  std::unordered_map<AgentId, VClock> first_clock_;
+  std::unordered_map<AgentId, std::uint32_t> spawned_by_;  // a spawned agent starts with its spawner event's clock
   std::vector<BarrierHistory> barriers_;  // by barrier id (dense, from 1)
   BarrierHistory& history(std::uint32_t id) {
     if (barriers_.size() <= id) barriers_.resize(id + 1);

@@ -7,12 +7,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <unordered_set>
+
+#include <unistd.h>
 
 #include "sim/dpor.hpp"
 #include "sim/explore_waves.hpp"
 #include "sim/shard_exchange.hpp"
+#include "sim/strategy.hpp"
 
 namespace mbcheck::sim {
 
@@ -59,6 +63,51 @@ class BruteForceStrategy final : public Strategy {
 
 std::atomic<bool> g_stop{false};
 
+// What the search keeps at the least for each step of its deepest execution: a node of its
+// stack and an event (their clocks come on top, shared between steps: sim/dpor_relation.hpp).
+constexpr std::uint64_t kSearchBytesPerStep = sizeof(dpor::DporNode) + sizeof(dpor::Event);
+
+std::uint64_t address_space_in_use() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long pages = 0;
+  const bool ok = std::fscanf(f, "%llu", &pages) == 1;
+  std::fclose(f);
+  return ok ? pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// Before a search that may run deeper than the memory budget can hold: one plain run of the
+// search's first schedule (about a fifth of what that execution costs under the search, and
+// memory for the protocol's state only), stopped once it is longer than the budget allows.
+// Its depth times what the search keeps per step, on top of what the run itself took (the
+// threads' stacks and guard pages count against the address-space limit), is a lower bound of
+// what the search needs: a shape refused here would have run out of memory.
+void refuse_if_too_large(Program& program, Runtime& rt, const RunLimits& limits, const ExploreOptions& options) {
+  const std::uint64_t budget = options.memory_budget;
+  const std::uint64_t before = address_space_in_use();
+  if (budget == 0 || before >= budget) return;
+  const std::uint64_t most_steps = (budget - before) / kSearchBytesPerStep;
+  if (limits.max_steps <= most_steps) return;  // the step limit keeps every execution within it
+  RunLimits probe = limits;
+  probe.max_steps = most_steps;
+  FirstScheduleStrategy first;
+  const Outcome out = rt.execute(program, first, probe, nullptr);
+  const std::uint64_t after = std::max(before, address_space_in_use());
+  const bool too_deep = out.verdict == Verdict::step_limit;
+  const std::uint64_t need = after + (too_deep ? most_steps : out.steps) * kSearchBytesPerStep;
+  if (!too_deep && need <= budget) return;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  throw SearchTooLarge(fmt::format(
+      "this shape is too large to search exhaustively within --memory-limit {:.2f} GiB: its first execution "
+      "runs {}{} steps, the search keeps at least {} bytes for each step of an execution, and the run itself "
+      "takes {:.2f} GiB of address space (the threads' stacks and their guard pages), so it needs {}{:.2f} GiB. "
+      "Check a smaller shape, fuzz this one (--strategy pct or random keep nothing per step), bound the depth "
+      "with --max-steps, or raise --memory-limit",
+      static_cast<double>(budget) / kGiB, too_deep ? "more than " : "", too_deep ? most_steps : out.steps,
+      kSearchBytesPerStep, static_cast<double>(after) / kGiB, too_deep ? "more than " : "at least ",
+      static_cast<double>(need) / kGiB));
+}
+
 }  // namespace
 
 void request_stop() { g_stop.store(true); }
@@ -79,6 +128,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   DporSearch classifier;  // brute force: only its events and clocks, no search state
   std::unordered_set<std::string> classes;
   auto last_progress = start;
+  if (options.kind == SearchKind::dpor) refuse_if_too_large(program, rt, limits, options);
   const bool sharded = options.kind == SearchKind::dpor && options.shard_count > 1;
   const bool parallel = options.kind == SearchKind::dpor && options.max_executions == 0 &&
                         (sharded || (options.jobs > 1 && options.make_program));
@@ -133,7 +183,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
       done.push_back(q);
     }
     std::vector<WaveResult> results(items.size());
-    const std::vector<DporNode> prefix = dpor.nodes;
+    const NodeStack prefix = dpor.nodes;
     const bool keep = static_cast<bool>(on_execution);
     bool whole = true;
     if (exchange) {
@@ -159,6 +209,8 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
       dpor.bound_cut += w.stats.bound_cut;
       dpor.fallbacks += w.stats.fallbacks;
       dpor.spin_iterations += w.stats.spin_iterations;
+      dpor.deepest = std::max(dpor.deepest, w.stats.deepest);
+      dpor.clock_bytes = std::max(dpor.clock_bytes, w.stats.clock_bytes);
       if (on_execution)
         for (const Outcome& o : w.outcomes) on_execution(o);
       for (const auto& d : w.deferred) dpor.apply(d);
@@ -228,6 +280,9 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   result.stats.bound_cut = dpor.bound_cut;
   result.stats.fallbacks = dpor.fallbacks;
   result.stats.spin_iterations = dpor.spin_iterations;
+  dpor.end_search();
+  result.stats.deepest = dpor.deepest;
+  result.stats.clock_bytes = dpor.clock_bytes;
   return result;
 }
 

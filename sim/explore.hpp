@@ -37,6 +37,10 @@ struct ExploreStats {
   // previous failed poll) and run as waits: the search relies on the thread's state being
   // its registers and stack.
   std::uint64_t spin_iterations = 0;
+  // dpor, this process: the most steps one execution ran, and the most bytes of vector
+  // clocks one execution kept (shared between steps: this stays far below steps x agents).
+  std::uint64_t deepest = 0;
+  std::uint64_t clock_bytes = 0;
   double seconds = 0;
   bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
   bool interrupted = false;  // stopped by request_stop() (SIGINT/SIGTERM in the CLI)
@@ -68,6 +72,16 @@ struct ExploreOptions {
   // Called about twice a second with the statistics so far and (dpor) an estimate of the
   // share of the search tree covered, in [0, 1].
   std::function<void(const ExploreStats&, double covered)> progress;
+  // dpor: the bytes the process may use (its address-space limit; 0: not checked). Before
+  // searching, one plain run of the search's first schedule measures its depth; a shape whose
+  // search state alone would provably pass the budget is refused (SearchTooLarge).
+  std::uint64_t memory_budget = 0;
+};
+
+// A shape too large to search exhaustively within the memory budget; the message says what
+// it needs and what to do instead.
+struct SearchTooLarge : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 

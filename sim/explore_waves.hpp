@@ -39,7 +39,7 @@ struct WaveResult {
 };
 
 // `stop` is asked after every execution (a time limit, an interrupt).
-inline WaveResult run_subtree(Program& program, Runtime& rt, const std::vector<DporNode>& prefix, const WaveItem& item,
+inline WaveResult run_subtree(Program& program, Runtime& rt, const NodeStack& prefix, const WaveItem& item,
                               const ExploreOptions& options, bool keep_outcomes, const std::function<bool()>& stop) {
   DporSearch local;
   local.bound = options.preemption_bound;
@@ -79,6 +79,9 @@ inline WaveResult run_subtree(Program& program, Runtime& rt, const std::vector<D
   res.stats.bound_cut = local.bound_cut;
   res.stats.fallbacks = local.fallbacks;
   res.stats.spin_iterations = local.spin_iterations;
+  local.end_search();
+  res.stats.deepest = local.deepest;
+  res.stats.clock_bytes = local.clock_bytes;
   res.deferred = std::move(local.deferred);
   return res;
 }

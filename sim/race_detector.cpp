@@ -97,6 +97,11 @@ void RaceDetector::add_agent(AgentId id, AgentId parent) {
   ++clocks_[parent][parent];  // the issuer's later accesses are not ordered before the copy
 }
 
+void RaceDetector::retire(AgentId a) {
+  VClock().swap(clocks_[a]);
+  if (a < known_.size()) Knowledge().swap(known_[a]);
+}
+
 void RaceDetector::tick(AgentId a, std::uint64_t step) {
   if (clocks_[a].size() <= a) clocks_[a].resize(a + 1, 0);
   ++clocks_[a][a];

@@ -37,6 +37,10 @@ class RaceDetector {
 
   void reset(std::size_t agents);
   void add_agent(AgentId id, AgentId parent);  // a copy agent starts from its issuer's clock
+  // A bulk copy or store that is done never acts again: its clock and knowledge (each as
+  // long as the agents so far, one per copy) are freed. Not for cp.async copies: a later
+  // cp.async.mbarrier.arrive releases their writes with their clocks.
+  void retire(AgentId a);
   void tick(AgentId a, std::uint64_t step);    // a's next step begins
   void release(AgentId a, std::uint32_t barrier, std::int64_t phase);
   // Releases only what `a` itself did (a copy landing: its own writes, not its issuer's past).

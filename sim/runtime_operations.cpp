@@ -60,6 +60,7 @@ void Runtime::land_copy_piece(Agent& c) {
   if (limits_.record_trace) trace_.back().what += fmt::format("  => {}", c.op.bar->describe());
   if (c.copied == c.total) {
     c.state = Agent::State::finished;
+    races_.retire(c.id);
     return;
   }
   c.op.arg = std::min(c.piece, c.total - c.copied);
@@ -173,9 +174,11 @@ void Runtime::land_store(Agent& c) {
     std::erase(issuer.uncommitted_stores, c.id);
     // read before its commit: joins the group the commit makes
     races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::bulk_store, ~0u);
+    races_.retire(c.id);
     return;
   }
   races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::bulk_store, c.async_group);
+  races_.retire(c.id);
   --issuer.store_groups[c.async_group];
   if (issuer.op.kind == OpKind::bulk_wait_read && issuer.state == Agent::State::blocked && is_enabled_now(issuer))
     add_enabled(issuer);

@@ -42,6 +42,20 @@ class RandomStrategy final : public Strategy {
   SplitMix64 rng_;
 };
 
+// The schedule of the DPOR's first execution (sleep sets are empty then, see DporSearch::choose):
+// the agent that just ran goes on while it is enabled, else the lowest enabled id.
+class FirstScheduleStrategy final : public Strategy {
+ public:
+  AgentId choose(const Runtime& rt) override {
+    const AgentId last = rt.last_agent();
+    if (last != kNoAgent && rt.agent(last).enabled_pos != ~0u) return last;
+    AgentId pick = kNoAgent;
+    for (AgentId id : rt.enabled())
+      if (pick == kNoAgent || id < pick) pick = id;
+    return pick;
+  }
+};
+
 // Replays a recorded schedule step by step. The runtime reports "diverged" when the agent
 // named is not enabled; running past the end of the schedule is reported the same way.
 class ReplayStrategy final : public Strategy {

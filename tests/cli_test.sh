@@ -217,6 +217,12 @@ expect_usage "--html /nonexistent/x.html: cannot write in /nonexistent" check ep
 expect_usage "--html needs a file name" run epi-load --html ""
 expect_usage "--trace $tmp: is a directory" run epi-load --trace "$tmp"
 expect 2 "out of memory: this shape needs more than the 0.3 GiB limit" -- check epi-load --tile-elems 4 --tiles 2048 --memory-limit 0.3
+# The threads' stacks count too: a fiber stack that cannot be mapped is out of memory (it was
+# reported as a crash of the protocol).
+expect 2 "out of memory: this shape needs more than the 0.1 GiB limit" -- check epi-load --memory-limit 0.1
+# A shape whose first execution is provably too deep for the limit is refused before the
+# search (one plain run of its first schedule, cut off at the depth the limit allows).
+expect 2 "this shape is too large to search exhaustively within --memory-limit 0.35 GiB: its first execution runs more than" -- check epi-load --tile-elems 4 --tiles 16384 --memory-limit 0.35
 
 # Flags that do not apply are errors, not silently ignored; an unknown subcommand lists the
 # valid ones; --max-steps 0 means no limit, as everywhere else.
