@@ -11,6 +11,7 @@
 #include <exception>
 #include <map>
 
+#include "sim/asan_fibers.hpp"
 #include "sim/crash.hpp"
 
 namespace mbcheck::sim {
@@ -39,6 +40,23 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
   }
 
   boost::fibers::context* pick_next() noexcept override {
+    boost::fibers::context* next = choose_next();
+    announce_switch(next);
+    return next;
+  }
+
+  bool has_ready_fibers() const noexcept override {
+    Runtime* rt = tl_runtime;
+    return (rt && rt->next_ctx_) || main_ready_ || dispatcher_ready_;
+  }
+  // Nothing here ever waits on time or on other threads.
+  void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {}
+  void notify() noexcept override {}
+
+  boost::fibers::context* dispatcher() const { return dispatcher_; }
+
+ private:
+  boost::fibers::context* choose_next() noexcept {
     if (Runtime* rt = tl_runtime; rt && rt->next_ctx_) {
       boost::fibers::context* next = rt->next_ctx_;
       rt->next_ctx_ = nullptr;
@@ -54,20 +72,27 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
       dispatcher_ready_ = false;
       return dispatcher_;
     }
-    return nullptr;
+    return nullptr;  // Boost runs its dispatcher
+  }
+  // Tells AddressSanitizer which stack Boost is about to switch to (sim/asan_fibers.hpp).
+  void announce_switch([[maybe_unused]] boost::fibers::context* next) noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+    const void* bottom = nullptr;
+    std::size_t size = 0;
+    if (next == main_) {
+      asan_fibers::thread_stack(bottom, size);
+    } else if (Runtime* rt = tl_runtime; rt && next && next != dispatcher_) {
+      for (Agent* a : rt->agent_at_)
+        if (a->ctx == next) {
+          bottom = a->stack_lo;
+          size = static_cast<std::size_t>(a->stack_hi - a->stack_lo);
+          break;
+        }
+    }
+    asan_fibers::start_switch(bottom, size);
+#endif
   }
 
-  bool has_ready_fibers() const noexcept override {
-    Runtime* rt = tl_runtime;
-    return (rt && rt->next_ctx_) || main_ready_ || dispatcher_ready_;
-  }
-  // Nothing here ever waits on time or on other threads.
-  void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {}
-  void notify() noexcept override {}
-
-  boost::fibers::context* dispatcher() const { return dispatcher_; }
-
- private:
   boost::fibers::context* main_ = nullptr;
   boost::fibers::context* dispatcher_ = nullptr;
   bool main_ready_ = false;
@@ -89,7 +114,7 @@ void install_scheduler() {
 // comparison depends only on what this execution wrote, the top kZeroedStack bytes of every
 // stack are zeroed when a fiber gets it (a pooled stack holds the last execution's frames);
 // a thread deeper than that at a poll is not checked for spinning (which loses nothing).
-constexpr std::size_t kZeroedStack = 6 * 1024;
+constexpr std::size_t kZeroedStack = 2 * Runtime::kSnapshotLimit;
 static_assert(Runtime::kSnapshotLimit * 2 <= kZeroedStack);
 
 // Executions create and drop hundreds of fibers each: their stacks (each with a guard region
@@ -106,7 +131,9 @@ class ZeroedGuardedStack {
       : pool_(std::move(pool)), last_(last) {}
   boost::context::stack_context allocate() {
     unsigned char* lo = pool_->take();
-    std::memset(lo + pool_->bytes() - kZeroedStack, 0, kZeroedStack);
+    asan_fibers::unpoison(lo, pool_->bytes());
+    const std::size_t zeroed = std::min(kZeroedStack, pool_->bytes());
+    std::memset(lo + pool_->bytes() - zeroed, 0, zeroed);
     *last_ = lo;
     boost::context::stack_context sctx;
     sctx.size = pool_->bytes();
@@ -227,6 +254,7 @@ void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
 void Runtime::switch_to(boost::fibers::context* ctx) {
   next_ctx_ = ctx;
   boost::this_fiber::yield();
+  asan_fibers::finish_switch();
 }
 
 boost::fibers::context* Runtime::decide() {
@@ -403,6 +431,7 @@ void Runtime::thread_finished(Agent& a) {
 }
 
 void Runtime::fiber_main(AgentId id) {
+  asan_fibers::finish_switch();
   Agent& a = *agent_at_[id];
   a.stack_top = static_cast<const unsigned char*>(__builtin_frame_address(0));
   try {

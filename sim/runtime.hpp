@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/asan_fibers.hpp"
 #include "sim/mbarrier.hpp"
 #include "spec/platform.hpp"
 #include "sim/race_detector.hpp"
@@ -315,7 +316,11 @@ struct Agent {
   if (!top || sp >= top || static_cast<std::size_t>(top - sp) > limit) return;
   out.resize(sizeof regs + static_cast<std::size_t>(top - sp));
   std::memcpy(out.data(), regs, sizeof regs);
+#if defined(__SANITIZE_ADDRESS__)
+  asan_fibers::copy_stack(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));  // redzones and all
+#else
   std::memcpy(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));
+#endif
 #else
   (void)top;
   (void)limit;
@@ -394,7 +399,11 @@ class Runtime {
   }
   // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
   // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr std::size_t kSnapshotLimit = 12 * 1024;  // ASan's redzones make frames several times larger
+#else
   static constexpr std::size_t kSnapshotLimit = 3 * 1024;
+#endif
   std::uint32_t pending_count(const MbarrierToken& token);
   // The full phase a parity-only wait of the current thread means: the phase it knows
   // complete (through happens-before; -1 before anything) if the parity is that phase's, else
