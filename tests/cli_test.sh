@@ -286,12 +286,14 @@ sleep 1
 kill -9 "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
 [ -s "$tmp/k1.json" ] && { echo "FAIL: the shard finished before it could be killed"; failures=$((failures + 1)); }
-if timeout 120 tail --pid="$survivor" -f /dev/null; then
+# (MBCHECK_TIMEOUT_SCALE: the debug and asan test presets run several times slower.)
+wait_s=$((120 * ${MBCHECK_TIMEOUT_SCALE:-1}))
+if timeout "$wait_s" tail --pid="$survivor" -f /dev/null; then
   wait "$survivor"; echo "ok:   the surviving shard finished after the other was killed"
 else
   echo "FAIL: the surviving shard hangs after the other was killed"; kill -9 "$survivor"; failures=$((failures + 1))
 fi
-timeout 120 "$MBCHECK" check lastzero --n 12 --shard 1/2 --shard-dir "$tmp/killed" --json >"$tmp/k1.json"
+timeout "$wait_s" "$MBCHECK" check lastzero --n 12 --shard 1/2 --shard-dir "$tmp/killed" --json >"$tmp/k1.json"
 expect 0 "merged 2 shard results" -- merge "$tmp/k1.json" "$tmp/k2.json"
 merged=$(tail -n 1 "$tmp/out")
 [ "$merged" = "$whole_big" ] && echo "ok:   killed and rerun shards merge to the whole search: $merged" ||
