@@ -50,8 +50,7 @@ class DporSearch final : public Strategy, public StepObserver {
   }
 
   void begin_execution() override {
-    deepest = std::max<std::uint64_t>(deepest, n_events_);
-    clock_bytes = std::max(clock_bytes, arena_.bytes_used());
+    end_search();  // the last execution's figures
     depth_ = 0;
     n_events_ = 0;
     arena_.clear();
@@ -217,7 +216,7 @@ class DporSearch final : public Strategy, public StepObserver {
     last_event_[step.agent] = index;
   }
 
-  // The figures of the execution just run join deepest and clock_bytes.
+  // The figures of the execution just run join deepest and clock_bytes (also at the end).
   void end_search() {
     deepest = std::max<std::uint64_t>(deepest, n_events_);
     clock_bytes = std::max(clock_bytes, arena_.bytes_used());

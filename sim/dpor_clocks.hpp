@@ -67,7 +67,6 @@ class PagedWords {
   }
   std::uint32_t* at(std::uint32_t off) { return pages_[off >> bits_].get() + (off & ((1u << bits_) - 1)); }
   const std::uint32_t* at(std::uint32_t off) const { return pages_[off >> bits_].get() + (off & ((1u << bits_) - 1)); }
-  std::uint64_t bytes() const { return pages_.size() * (std::uint64_t{4} << bits_); }
   std::uint64_t bytes_used() const { return used_ * 4; }
 
  private:
@@ -171,7 +170,6 @@ class ClockArena {
     into.clear();
     join_into(e, into);
   }
-  std::uint64_t bytes() const { return records_.bytes() + chunks_.bytes(); }
   std::uint64_t bytes_used() const { return records_.bytes_used() + chunks_.bytes_used(); }
 
   // Summaries (see Summary).
