@@ -8,9 +8,9 @@
 #include <chrono>
 #include <vector>
 
-#include "sim/explore.hpp"
+#include "sim/explore/explore.hpp"
 #include "sim/fuzz.hpp"
-#include "sim/protocols.hpp"
+#include "sim/protocols/protocols.hpp"
 
 using namespace mbcheck::sim;
 

@@ -10,8 +10,8 @@
 
 #include "sim/check.hpp"
 #include "sim/host_platform.hpp"
-#include "sim/protocols.hpp"
-#include "sim/strategy.hpp"
+#include "sim/protocols/protocols.hpp"
+#include "sim/explore/strategy.hpp"
 #include "spec/mbarrier.hpp"
 
 using namespace mbcheck::sim;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/fuzz.hpp"
-#include "sim/protocols.hpp"
+#include "sim/protocols/protocols.hpp"
 
 using namespace mbcheck::sim;
 

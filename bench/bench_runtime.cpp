@@ -7,9 +7,9 @@
 #include <cstdlib>
 
 #include "sim/host_platform.hpp"
-#include "sim/protocols.hpp"
-#include "sim/runtime.hpp"
-#include "sim/strategy.hpp"
+#include "sim/protocols/protocols.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "sim/explore/strategy.hpp"
 #include "spec/mbarrier.hpp"
 
 using namespace mbcheck::sim;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/explore.hpp"
-#include "sim/runtime.hpp"
+#include "sim/explore/explore.hpp"
+#include "sim/runtime/runtime.hpp"
 
 namespace mbcheck::sim {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/protocols.hpp"
+#include "sim/protocols/protocols.hpp"
 
 namespace mbcheck::sim::cli {
 
@@ -25,7 +25,7 @@ struct ProtocolEntry {
   std::function<std::unique_ptr<BundledProgram>(const std::map<std::string, std::string>& options)> make;
 };
 
-// The bundled protocols (sim/protocols.hpp) as entries.
+// The bundled protocols (sim/protocols/protocols.hpp) as entries.
 std::vector<ProtocolEntry> bundled_entries();
 
 // Runs the command line over `protocols`; returns the exit code (0 verified, 1 bug, 2 usage

@@ -1,9 +1,9 @@
 // The Platform contract (spec/platform.hpp) on the host: every barrier
 // instruction, bulk copy and block sync is a scheduling point of the fiber
-// runtime; the emulator (sim/mbarrier.hpp) gives it its meaning.
+// runtime; the emulator (sim/runtime/mbarrier.hpp) gives it its meaning.
 #pragma once
 
-#include "sim/runtime.hpp"
+#include "sim/runtime/runtime.hpp"
 
 namespace mbcheck::sim {
 
@@ -20,42 +20,56 @@ struct HostPlatform {
   // mbarrier instructions
   static void mbarrier_init(Barrier& b, std::uint32_t count, CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().init(b, count);
+    rt().barrier_op({OpKind::init, &b, count});
   }
   static void mbarrier_inval(Barrier& b, CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().inval(b);
+    rt().barrier_op({OpKind::inval, &b});
   }
   static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
     rt().at(site);
-    return rt().arrive(b, count, false);
+    return rt().barrier_op({OpKind::arrive, &b, count});
   }
   static Token mbarrier_arrive_no_complete(Barrier& b, std::uint32_t count, CallSite site = CallSite::current()) {
     rt().at(site);
-    return rt().arrive(b, count, true);
+    return rt().barrier_op({OpKind::arrive, &b, count, true});
   }
   static Token mbarrier_arrive_expect_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
     rt().at(site);
-    return rt().arrive_expect_tx(b, bytes);
+    return rt().barrier_op({OpKind::arrive_expect_tx, &b, bytes});
   }
   static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
     rt().at(site);
-    return rt().arrive_drop(b, count);
+    return rt().barrier_op({OpKind::arrive_drop, &b, count});
+  }
+  // PTX 8.6 .relaxed forms (mbarrier.arrive{.expect_tx,_drop}.relaxed.cta): the same arrive-on,
+  // ordering none of the thread's memory operations (ops.def: order relaxed).
+  static Token mbarrier_arrive_relaxed(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().barrier_op({OpKind::arrive_relaxed, &b, count});
+  }
+  static Token mbarrier_arrive_expect_tx_relaxed(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().barrier_op({OpKind::arrive_expect_tx_relaxed, &b, bytes});
+  }
+  static Token mbarrier_arrive_drop_relaxed(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
+    rt().at(site);
+    return rt().barrier_op({OpKind::arrive_drop_relaxed, &b, count});
   }
   static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().expect_tx(b, bytes);
+    rt().barrier_op({OpKind::expect_tx, &b, bytes});
   }
   static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().complete_tx(b, bytes);
+    rt().barrier_op({OpKind::complete_tx, &b, bytes});
   }
   static void mbarrier_wait_parity(Barrier& b, std::int64_t phase, CallSite site = CallSite::current()) {
     rt().at(site);
     rt().wait(b, phase);
   }
   // Polls first capture the caller's state (poll() is inlined into it): a poll
-  // repeated from exactly that state is a spin iteration (sim/runtime.hpp).
+  // repeated from exactly that state is a spin iteration (sim/runtime/runtime.hpp).
   [[gnu::always_inline]] static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase,
                                                                CallSite site = CallSite::current()) {
     rt().at(site);
@@ -102,7 +116,7 @@ struct HostPlatform {
     rt().wait(b, t.phase);
   }
   // try_wait.parity whose answer only mbarrier_wait_status reads: deferred to the thread's
-  // next event (sim/runtime.hpp), so that try-then-wait costs what one wait does.
+  // next event (sim/runtime/runtime.hpp), so that try-then-wait costs what one wait does.
   static WaitStatus mbarrier_try_wait_parity_status(Barrier& b, std::int64_t phase,
                                                     CallSite site = CallSite::current()) {
     rt().at(site);
@@ -147,7 +161,7 @@ struct HostPlatform {
     rt().at(site);
     rt().bulk_wait_read(pending);
   }
-  // cp.async (non-bulk, sim/runtime_cp_async.cpp)
+  // cp.async (non-bulk, sim/runtime/cp_async.cpp)
   static void cp_async(void* smem, const void* gmem, std::uint32_t bytes, CallSite site = CallSite::current()) {
     rt().at(site);
     rt().cp_async(smem, gmem, bytes);
@@ -190,7 +204,7 @@ struct HostPlatform {
     rt().at(site);
     rt().named_barrier(id, count, false);
   }
-  // clusters (sim/runtime_cluster.cpp)
+  // clusters (sim/runtime/cluster.cpp)
   static std::uint32_t cluster_ctarank() { return rt().cluster_rank(); }
   static std::uint32_t cluster_nctarank() { return rt().launch().cluster_size(); }
   static std::uint32_t cluster_idx() { return block_idx() / cluster_nctarank(); }
@@ -205,7 +219,7 @@ struct HostPlatform {
   }
   static void mbarrier_arrive_cluster(Barrier& b, std::uint32_t cta_rank, CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().arrive_cluster(b, cta_rank, 1);
+    rt().barrier_op_remote({OpKind::arrive, &b, 1}, cta_rank);
   }
   static void mbarrier_arrive_cluster_if(Barrier& b, std::uint32_t cta_rank, bool pred,
                                          CallSite site = CallSite::current()) {
@@ -214,7 +228,7 @@ struct HostPlatform {
   static void mbarrier_complete_tx_cluster(Barrier& b, std::uint32_t cta_rank, std::uint32_t bytes,
                                            CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().complete_tx_cluster(b, cta_rank, bytes);
+    rt().barrier_op_remote({OpKind::complete_tx, &b, bytes}, cta_rank);
   }
   static void cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b,
                                                        std::uint16_t cta_mask, CallSite site = CallSite::current()) {
@@ -244,7 +258,7 @@ struct HostPlatform {
     rt().fence_mbarrier_init();
   }
 
-  // warp and warp-group collectives: rendezvous (sim/runtime_collectives.cpp)
+  // warp and warp-group collectives: rendezvous (sim/runtime/collectives.cpp)
   static void syncwarp(std::uint32_t mask = 0xffffffffu, CallSite site = CallSite::current()) {
     rt().at(site);
     rt().syncwarp(mask);

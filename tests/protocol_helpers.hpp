@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "sim/explore.hpp"
+#include "sim/explore/explore.hpp"
 #include "sim/host_platform.hpp"
 #include "spec/mbarrier.hpp"
 

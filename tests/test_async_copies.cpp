@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/check.hpp"
-#include "sim/explore.hpp"
+#include "sim/explore/explore.hpp"
 #include "sim/host_platform.hpp"
 #include "tests/protocol_helpers.hpp"
 

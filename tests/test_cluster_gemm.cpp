@@ -3,9 +3,9 @@
 // mutation found at full size with its kind.
 #include <catch2/catch.hpp>
 
-#include "sim/explore.hpp"
+#include "sim/explore/explore.hpp"
 #include "sim/fuzz.hpp"
-#include "sim/protocols.hpp"
+#include "sim/protocols/protocols.hpp"
 
 using namespace mbcheck::sim;
 

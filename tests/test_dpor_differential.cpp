@@ -8,9 +8,9 @@
 
 #include <set>
 
-#include "sim/explore.hpp"
+#include "sim/explore/explore.hpp"
 #include "sim/host_platform.hpp"
-#include "sim/strategy.hpp"
+#include "sim/explore/strategy.hpp"
 #include "spec/mbarrier.hpp"
 
 using namespace mbcheck::sim;

@@ -3,9 +3,9 @@
 
 #include <set>
 
-#include "sim/protocols.hpp"
-#include "sim/runtime.hpp"
-#include "sim/strategy.hpp"
+#include "sim/protocols/protocols.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "sim/explore/strategy.hpp"
 
 using namespace mbcheck::sim;
 

@@ -4,8 +4,8 @@
 
 #include "sim/check.hpp"
 #include "sim/host_platform.hpp"
-#include "sim/explore.hpp"
-#include "sim/protocols.hpp"
+#include "sim/explore/explore.hpp"
+#include "sim/protocols/protocols.hpp"
 #include "spec/mbarrier.hpp"
 
 using namespace mbcheck::sim;
@@ -343,7 +343,7 @@ TEST_CASE("the TMA pipeline's mutations are found with their kinds", "[explore][
 
 TEST_CASE("the TMA pipeline with try-then-wait consumers verifies in one execution", "[explore][dpor][size]") {
   // consumer_try_wait's answer is a P::WaitStatus that only consumer_wait reads: the try is
-  // deferred to the wait, and the pair is one blocking wait (sim/runtime.hpp).
+  // deferred to the wait, and the pair is one blocking wait (sim/runtime/runtime.hpp).
   auto [stages, consumers] = GENERATE(table<std::string, std::string>({{"2", "2"}, {"2", "128"}, {"4", "128"}}));
   auto prog = make_protocol("tma-pipeline", {{"stages", stages}, {"consumers", consumers}, {"iterations", "8"},
                                              {"consumer-wait", "try-then-wait"}});

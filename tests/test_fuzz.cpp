@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "sim/fuzz.hpp"
-#include "sim/protocols.hpp"
-#include "sim/strategy.hpp"
+#include "sim/protocols/protocols.hpp"
+#include "sim/explore/strategy.hpp"
 
 using namespace mbcheck::sim;
 using Opts = std::map<std::string, std::string>;

@@ -7,10 +7,10 @@
 
 #include <cstdlib>
 
-#include "sim/dpor.hpp"
-#include "sim/merge.hpp"
-#include "sim/replay_token.hpp"
-#include "sim/shard_exchange.hpp"
+#include "sim/explore/dpor.hpp"
+#include "sim/explore/merge.hpp"
+#include "sim/report/replay_token.hpp"
+#include "sim/explore/shard_exchange.hpp"
 
 using namespace mbcheck::sim;
 

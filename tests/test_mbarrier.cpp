@@ -1,7 +1,7 @@
 // The mbarrier emulator, one rule per test: docs/mbarrier-semantics.md as executable text.
 #include <catch2/catch.hpp>
 
-#include "sim/mbarrier.hpp"
+#include "sim/runtime/mbarrier.hpp"
 
 using namespace mbcheck::sim;
 

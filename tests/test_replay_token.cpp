@@ -1,7 +1,7 @@
 // Replay tokens: round trips, and a clear error for each way a token can be broken.
 #include <catch2/catch.hpp>
 
-#include "sim/replay_token.hpp"
+#include "sim/report/replay_token.hpp"
 
 using namespace mbcheck::sim;
 

@@ -18,12 +18,12 @@
 #include <thread>
 
 #include "sim/check.hpp"
-#include "sim/crash.hpp"
+#include "sim/runtime/crash.hpp"
 #include "sim/fuzz.hpp"
 #include "sim/host_platform.hpp"
-#include "sim/replay_token.hpp"
-#include "sim/runtime.hpp"
-#include "sim/strategy.hpp"
+#include "sim/report/replay_token.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "sim/explore/strategy.hpp"
 #include "spec/mbarrier.hpp"
 
 using namespace mbcheck::sim;
@@ -485,7 +485,7 @@ TEST_CASE("explore: a Program whose reset() throws in a wave worker ends the sea
 }
 
 #if defined(__SANITIZE_ADDRESS__)
-// The asan preset only (sim/asan_fibers.hpp): AddressSanitizer checks protocol code on fiber
+// The asan preset only (sim/runtime/asan_fibers.hpp): AddressSanitizer checks protocol code on fiber
 // stacks, after switches and an exception unwound on the fiber, and names the frame.
 namespace {
 [[gnu::noinline]] void unwind_on_fiber() {

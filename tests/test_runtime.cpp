@@ -10,11 +10,11 @@
 #include <csignal>
 #include <unistd.h>
 
-#include "sim/crash.hpp"
+#include "sim/runtime/crash.hpp"
 #include "sim/host_platform.hpp"
-#include "sim/replay_token.hpp"
-#include "sim/runtime.hpp"
-#include "sim/strategy.hpp"
+#include "sim/report/replay_token.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "sim/explore/strategy.hpp"
 #include "sim/check.hpp"
 #include "spec/mbarrier.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "sim/explore.hpp"
-#include "sim/protocols.hpp"
+#include "sim/explore/explore.hpp"
+#include "sim/protocols/protocols.hpp"
 
 using namespace mbcheck::sim;
 

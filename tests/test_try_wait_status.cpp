@@ -6,9 +6,9 @@
 #include <set>
 
 #include "sim/check.hpp"
-#include "sim/explore.hpp"
+#include "sim/explore/explore.hpp"
 #include "sim/host_platform.hpp"
-#include "sim/strategy.hpp"
+#include "sim/explore/strategy.hpp"
 #include "spec/mbarrier.hpp"
 #include "tests/protocol_helpers.hpp"
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "sim/explore.hpp"
+#include "sim/explore/explore.hpp"
 #include "tests/differential/diff_program.hpp"
 #include "tests/differential/reference.hpp"
 

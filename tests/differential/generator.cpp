@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "sim/strategy.hpp"
+#include "sim/explore/strategy.hpp"
 
 namespace mbcheck::diff {
 

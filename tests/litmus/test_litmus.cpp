@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "sim/litmus_programs.hpp"
+#include "sim/protocols/litmus_programs.hpp"
 
 namespace {
 
@@ -35,7 +35,7 @@ struct KnownGap {
 };
 // Outcomes the GPU showed that the emulator does not allow yet (each one is an emulator bug
 // to fix). Empty: the one found (a try_wait after a failed test_wait may also fail, seen
-// 43726 times in 204800 on an H200) is fixed in sim/runtime.cpp.
+// 43726 times in 204800 on an H200) is fixed in sim/runtime/runtime.cpp.
 const KnownGap kKnownGaps[] = {
     {"", "", ""},
 };

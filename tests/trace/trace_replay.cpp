@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/mbarrier.hpp"
+#include "sim/runtime/mbarrier.hpp"
 
 namespace {
 

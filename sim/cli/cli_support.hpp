@@ -1,0 +1,128 @@
+// The command line's shared pieces: exit codes, flag validators, shape flags, the progress
+// line, output files (--html, --trace) and stdout, and the process-wide handlers (out of
+// memory, SIGINT/SIGTERM) with the memory limit. The subcommands are in sim/main.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/check.hpp"
+#include "sim/protocols/protocols.hpp"
+#include "sim/report/visual.hpp"
+
+namespace mbcheck::sim::cli {
+
+// Exit codes: 0 verified (no bug), 1 a bug in the protocol, 2 usage or input error, 3
+// incomplete (a limit or an interrupt cut the search short).
+constexpr int kExitOk = 0, kExitBug = 1, kExitUsage = 2, kExitIncomplete = 3;
+
+// One line on stderr ("mbcheck: error: ..."), exit code 2.
+int usage_error(const std::string& message);
+
+extern const CLI::Validator kWholeNumber;  // a count or a seed: digits only, below 2^64
+extern const CLI::Validator kSeconds;      // a finite number of seconds in [0, 1e9]
+
+// Every shape flag of every protocol, on one subcommand; the protocol rejects those it does
+// not have.
+struct ShapeFlags {
+  std::map<std::string, std::string> values;
+  std::map<std::string, CLI::Option*> options;
+  void add_to(CLI::App* cmd, const std::vector<ProtocolInfo>& protocols) {
+    std::set<std::string> names;
+    for (const auto& p : protocols)
+      for (const auto& o : p.options) names.insert(o.name);
+    for (const auto& name : names) options[name] = cmd->add_option("--" + name, values[name], "shape flag (see list)");
+  }
+  std::map<std::string, std::string> given() const {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, opt] : options)
+      if (opt->count() > 0) out[name] = values.at(name);
+    return out;
+  }
+};
+
+std::string shape_line(const std::map<std::string, std::string>& options);
+
+// Prints one execution's result (the replay token of a correct one only if asked); returns
+// the exit code.
+int report(const std::string& protocol, BundledProgram& program, const Outcome& out, bool print_token_always = false);
+
+// The fields --json shares between every strategy: what was checked, the verdict, and the
+// counterexample (schema in README "Pictures and JSON").
+nlohmann::json result_json(const std::string& protocol, BundledProgram& program, const std::string& strategy,
+                           CheckVerdict verdict, const std::optional<Counterexample>& cex, const std::string& token);
+
+// A progress line on stderr, rewritten in place: only on a terminal, only after a second.
+struct Progress {
+  bool enabled = false;
+  bool shown = false;
+  void line(double seconds, const std::string& text) {
+    if (!enabled || seconds < 1.0) return;
+    fmt::print(stderr, "\r\033[K{}", text);
+    std::fflush(stderr);
+    shown = true;
+  }
+  void clear() {
+    if (shown) fmt::print(stderr, "\r\033[K");
+    shown = false;
+  }
+};
+
+// Writes `text` to `path` through a temporary file in the same directory, renamed over it
+// once complete: a full disk leaves the old file (or none), never a truncated one. False,
+// after one line on stderr, when it cannot.
+bool write_file_atomically(const std::string& path, const std::string& text);
+// Checks before a search that `path` can be written (its directory exists and is writable).
+bool check_output_path(const std::string& flag, const std::string& path);
+
+// --html / --trace: files of pictures of one execution.
+struct VisualFiles {
+  std::string html, trace, sarif;
+  CLI::Option* html_opt = nullptr;
+  CLI::Option* trace_opt = nullptr;
+  CLI::Option* sarif_opt = nullptr;
+  std::string tool_version = "unknown";
+  void add_to(CLI::App* cmd) {
+    sarif_opt = cmd->add_option("--sarif", sarif, "write the result as SARIF 2.1.0 (code-scanning views)");
+    html_opt = cmd->add_option("--html", html, "write the execution as a self-contained HTML timeline");
+    trace_opt =
+        cmd->add_option("--trace", trace, "write the execution as Chrome trace-event JSON (Perfetto, chrome://tracing)");
+  }
+  bool wanted() const { return !html.empty() || !trace.empty() || !sarif.empty(); }
+  // Before the search: every path given can be written (one line on stderr and false if not).
+  bool check_paths() const {
+    return (html_opt->count() == 0 || check_output_path("--html", html)) &&
+           (trace_opt->count() == 0 || check_output_path("--trace", trace)) &&
+           (sarif_opt->count() == 0 || check_output_path("--sarif", sarif));
+  }
+  // Returns false (after one line on stderr) when a file cannot be written.
+  bool write(Program& program, const std::vector<AgentId>& schedule, const std::string& title,
+             const std::string& token) const {
+    if (!wanted()) return true;
+    VisualInput in = visual_input(program, schedule, title, token);
+    return (html.empty() || write_file_atomically(html, html_timeline(in))) &&
+           (trace.empty() || write_file_atomically(trace, chrome_trace_json(in))) &&
+           (sarif.empty() ||
+            write_file_atomically(sarif, sarif_json(in.verdict == "ok" ? nullptr : &in, tool_version)));
+  }
+  // A run with no bug: --sarif gets a file with no results (the pictures need an execution).
+  bool write_no_result() const { return sarif.empty() || write_file_atomically(sarif, sarif_json(nullptr, tool_version)); }
+};
+
+// The process-wide handlers: out of memory (one line, exit 2, also where nothing may throw)
+// and SIGINT/SIGTERM (the first asks for a clean stop: request_stop(); a second exits).
+void install_process_handlers();
+// --memory-limit (GiB; 0: 90% of physical memory), as RLIMIT_AS. Returns the limit in bytes.
+std::uint64_t apply_memory_limit(double gib);
+// Flushes stdout; a write error (a full disk, a closed pipe) is reported: false.
+bool flush_stdout();
+
+}  // namespace mbcheck::sim::cli

@@ -1,0 +1,268 @@
+#include "sim/fuzz.hpp"
+
+#include "sim/explore/explore.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "sim/explore/strategy.hpp"
+
+namespace mbcheck::sim {
+
+// ---------------------------------------------------------------------------------------
+// PCT
+
+void PctStrategy::begin_execution() {
+  rng_ = SplitMix64(seed_);
+  priority_.clear();
+  change_points_.clear();
+  for (int i = 1; i < depth_; ++i) change_points_.push_back(1 + rng_.next() % std::max<std::uint64_t>(k_, 1));
+  step_ = 0;
+}
+
+std::int64_t PctStrategy::priority(AgentId a) {
+  if (priority_.size() <= a) priority_.resize(a + 1, 0);
+  // Initial priorities are large and random; change points assign 1..d-1, below them all.
+  if (priority_[a] == 0) priority_[a] = static_cast<std::int64_t>((rng_.next() >> 3) | (std::uint64_t{1} << 59));
+  return priority_[a];
+}
+
+AgentId PctStrategy::choose(const Runtime& rt) {
+  ++step_;
+  auto highest = [&] {
+    AgentId best = kNoAgent;
+    std::int64_t best_p = 0;
+    for (AgentId id : rt.enabled()) {
+      std::int64_t p = priority(id);
+      if (best == kNoAgent || p > best_p || (p == best_p && id < best)) {
+        best = id;
+        best_p = p;
+      }
+    }
+    return best;
+  };
+  AgentId pick = highest();
+  for (std::size_t i = 0; i < change_points_.size(); ++i) {
+    if (change_points_[i] != step_) continue;
+    priority_[pick] = static_cast<std::int64_t>(depth_) - 1 - static_cast<std::int64_t>(i);  // d-1, d-2, ..., 1
+    pick = highest();
+  }
+  return pick;
+}
+
+// ---------------------------------------------------------------------------------------
+
+std::uint64_t run_seed(std::uint64_t base, std::uint64_t index) {
+  SplitMix64 mix(base ^ (index * 0x9e3779b97f4a7c15ull));
+  return mix.next();
+}
+
+namespace {
+// Replays a schedule and counts its preemptions: switches away from an agent that could
+// have gone on.
+class CountingReplay final : public Strategy {
+ public:
+  explicit CountingReplay(const std::vector<AgentId>& s) : replay_(s) {}
+  void begin_execution() override { replay_.begin_execution(); }
+  AgentId choose(const Runtime& rt) override {
+    AgentId pick = replay_.choose(rt);
+    AgentId last = rt.last_agent();
+    if (last != kNoAgent && pick != last && pick < rt.agent_count() && rt.agent(last).enabled_pos != ~0u) ++preemptions;
+    return pick;
+  }
+  int preemptions = 0;
+
+ private:
+  ReplayStrategy replay_;
+};
+}  // namespace
+
+int count_preemptions(Program& program, const std::vector<AgentId>& schedule) {
+  Runtime rt;
+  CountingReplay counter(schedule);
+  RunLimits limits;
+  limits.max_steps = schedule.size();
+  rt.execute(program, counter, limits);
+  return counter.preemptions;
+}
+
+Counterexample shrink(Program& program, const Outcome& failing, std::size_t timeline_lines, int* preemptions_out,
+                      double budget_s) {
+  const auto start = std::chrono::steady_clock::now();
+  const int original = count_preemptions(program, failing.schedule);
+  // Iterative context bounding, for a bug of the same kind; a shrinker, not a proof: it
+  // spends at most about 6 s in all, and bounds above 4 are not tried.
+  for (int bound = 0; bound < std::min(original, 5); ++bound) {
+    const double left = budget_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (left <= 0.01 || stop_requested()) break;
+    ExploreOptions o;
+    o.preemption_bound = bound;
+    o.max_executions = 1000;
+    o.time_limit_s = std::min(1.2, left);
+    o.stop_at_first_bug = false;  // a bug of another kind must not end the search
+    std::optional<Outcome> same_kind;
+    explore(program, o, [&](const Outcome& out) {
+      if (!same_kind && out.verdict == failing.verdict) same_kind = out;
+    });
+    if (same_kind) {
+      if (preemptions_out) *preemptions_out = count_preemptions(program, same_kind->schedule);
+      return make_counterexample(program, *same_kind, timeline_lines);
+    }
+  }
+  if (preemptions_out) *preemptions_out = original;
+  return make_counterexample(program, failing, timeline_lines);
+}
+
+FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, const FuzzOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  FuzzResult result;
+  std::unique_ptr<Program> main_program = make_program();
+
+  // A probe run measures n (agents) and k (steps) for PCT's change points and bound.
+  {
+    Runtime rt;
+    RandomStrategy probe(run_seed(options.seed, ~std::uint64_t{0}));
+    RunLimits limits;
+    limits.max_steps = options.max_steps;
+    Outcome out = rt.execute(*main_program, probe, limits);
+    result.agents = rt.agent_count();
+    result.steps_estimate = std::max<std::uint64_t>(out.steps, 1);
+  }
+  if (options.kind == FuzzKind::pct)
+    result.pct_bound = 1.0 / (static_cast<double>(result.agents) *
+                              std::pow(static_cast<double>(result.steps_estimate), options.depth - 1));
+
+  std::atomic<std::uint64_t> next{0}, runs{0}, transitions{0}, step_limited{0};
+  std::atomic<std::uint64_t> first_bug{~std::uint64_t{0}};
+  std::mutex mu;
+  std::map<std::uint64_t, Outcome> bugs;
+  std::atomic<unsigned> active{0};
+  // A Program that cannot run (its reset() threw: ProgramError) ends the campaign: every
+  // worker stops, and fuzz() rethrows the error of the lowest run index that had one (an
+  // exception escaping a worker thread would std::terminate the process).
+  std::atomic<bool> failed{false};
+  std::uint64_t error_run = ~std::uint64_t{0};
+  std::exception_ptr error;
+  auto worker = [&](Program* program) {
+    struct Active {
+      std::atomic<unsigned>& n;
+      explicit Active(std::atomic<unsigned>& c) : n(c) {}
+      ~Active() { --n; }
+    } active_guard(active);
+    Runtime rt;
+    RunLimits limits;
+    limits.max_steps = options.max_steps;
+    const std::uint64_t stride = std::max<std::uint64_t>(options.shard_count, 1);
+    for (;;) {
+      if (failed.load() || stop_requested()) break;
+      // The k-th run this process takes is run index shard_index + k * shard_count.
+      const std::uint64_t i = options.shard_index + next.fetch_add(1) * stride;
+      if (options.runs && i >= options.runs) break;
+      if (i > first_bug.load()) break;  // a lower-index bug exists: later runs cannot matter
+      if (options.time_limit_s > 0 &&
+          std::chrono::duration<double>(Clock::now() - start).count() >= options.time_limit_s)
+        break;
+      const std::uint64_t seed = run_seed(options.seed, i);
+      Outcome out;
+      try {
+        if (options.kind == FuzzKind::pct) {
+          PctStrategy s(seed, options.depth, result.steps_estimate);
+          out = rt.execute(*program, s, limits);
+        } else {
+          RandomStrategy s(seed);
+          out = rt.execute(*program, s, limits);
+        }
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (i < error_run) {
+          error_run = i;
+          error = std::current_exception();
+        }
+        failed = true;
+        break;
+      }
+      runs.fetch_add(1);
+      transitions.fetch_add(out.steps);
+      if (out.verdict == Verdict::step_limit) step_limited.fetch_add(1);  // proves nothing: not a bug
+      if (is_bug(out.verdict) && out.verdict != Verdict::step_limit) {
+        std::lock_guard lock(mu);
+        bugs.emplace(i, std::move(out));
+        std::uint64_t cur = first_bug.load();
+        while (i < cur && !first_bug.compare_exchange_weak(cur, i)) {
+        }
+      }
+    }
+  };
+  const unsigned jobs = std::max(1u, options.jobs);
+  std::vector<std::unique_ptr<Program>> programs;
+  std::vector<std::thread> threads;
+  active = jobs;
+  for (unsigned j = 1; j < jobs; ++j) {
+    programs.push_back(make_program());
+    threads.emplace_back(worker, programs.back().get());
+  }
+  if (options.progress) {
+    // Every job runs on a thread of its own; this thread reports progress until they end.
+    programs.push_back(make_program());
+    threads.emplace_back(worker, programs.back().get());
+    auto last = Clock::now();
+    while (active.load() > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (std::chrono::duration<double>(Clock::now() - last).count() >= 0.5) {
+        last = Clock::now();
+        options.progress(runs.load(), transitions.load(), std::chrono::duration<double>(last - start).count());
+      }
+    }
+  } else {
+    worker(main_program.get());
+  }
+  for (auto& t : threads) t.join();
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const ProgramError& e) {
+      throw ProgramError(fmt::format("fuzz run {} (seed {}): {}", error_run, run_seed(options.seed, error_run), e.what()));
+    }
+  }
+
+  result.runs = runs.load();
+  result.transitions = transitions.load();
+  result.step_limited_runs = step_limited.load();
+  if (!bugs.empty()) {
+    // With several jobs, runs above the first bug may have run too: the result is the same
+    // as one job's, which stops at the first bug.
+    const auto& [index, outcome] = *bugs.begin();
+    const std::uint64_t stride = std::max<std::uint64_t>(options.shard_count, 1);
+    result.runs = std::min<std::uint64_t>(result.runs, (index - options.shard_index) / stride + 1);
+    result.bug_run = index;
+    result.verdict = CheckVerdict::bug;
+    result.original_preemptions = count_preemptions(*main_program, outcome.schedule);
+    // Shrinking stays inside the time limit (what is left of it), else its own 6 s.
+    const double left = options.time_limit_s > 0
+                            ? options.time_limit_s - std::chrono::duration<double>(Clock::now() - start).count()
+                            : 6.0;
+    if (options.shrink && left > 0.01 && !stop_requested()) {
+      result.counterexample =
+          shrink(*main_program, outcome, options.timeline_lines, &result.shrunk_preemptions, std::min(left, 6.0));
+      result.original = make_counterexample(*main_program, outcome, options.timeline_lines);
+    } else {
+      result.shrink_cut = options.shrink;
+      result.counterexample = make_counterexample(*main_program, outcome, options.timeline_lines);
+      result.shrunk_preemptions = result.original_preemptions;
+    }
+  }
+  result.interrupted = stop_requested();
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace mbcheck::sim

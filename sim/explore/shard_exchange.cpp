@@ -1,0 +1,244 @@
+#include "sim/explore/shard_exchange.hpp"
+
+#include "sim/report/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace mbcheck::sim::dpor {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::uint64_t u64(const nlohmann::json& j, const char* key) {
+  const auto& v = j.at(key);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) throw std::invalid_argument(fmt::format("\"{}\" is not a whole number", key));
+  return v.get<std::uint64_t>();
+}
+
+nlohmann::json outcome_json(const Outcome& o) {
+  return {{"verdict", static_cast<int>(o.verdict)},
+          {"misuse", o.misuse ? static_cast<int>(*o.misuse) : -1},
+          {"message", o.message},
+          {"details", o.details},
+          {"schedule", o.schedule},
+          {"steps", o.steps},
+          {"culprits", o.culprits}};
+}
+
+Outcome outcome_from_json(const nlohmann::json& j) {
+  Outcome o;
+  const int verdict = j.at("verdict").get<int>();
+  if (verdict < 0 || verdict > static_cast<int>(Verdict::pruned) || !is_bug(static_cast<Verdict>(verdict)))
+    throw std::invalid_argument(fmt::format("\"verdict\" {} is not a bug", verdict));
+  o.verdict = static_cast<Verdict>(verdict);
+  const int m = j.at("misuse").get<int>();
+  if (m > static_cast<int>(kLastMisuseKind)) throw std::invalid_argument("\"misuse\" out of range");
+  if (m >= 0) o.misuse = static_cast<MisuseKind>(m);
+  o.message = j.at("message").get<std::string>();
+  o.details = j.at("details").get<std::vector<std::string>>();
+  o.schedule = j.at("schedule").get<std::vector<AgentId>>();
+  o.steps = u64(j, "steps");
+  o.culprits = j.at("culprits").get<std::vector<AgentId>>();
+  return o;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const WaveResult& w) {
+  nlohmann::json deferred = nlohmann::json::array();
+  for (const auto& d : w.deferred) deferred.push_back({d.node, d.initials, d.fallback});
+  nlohmann::json j = {{"executions", w.stats.executions}, {"redundant", w.stats.redundant},
+                      {"blocked", w.stats.blocked},       {"transitions", w.stats.transitions},
+                      {"races", w.stats.races},           {"bound_cut", w.stats.bound_cut},
+                      {"fallbacks", w.stats.fallbacks},   {"spin_iterations", w.stats.spin_iterations},
+                      {"stopped", w.stopped},             {"deferred", deferred}};
+  if (w.bug) j["bug"] = outcome_json(*w.bug);
+  return j;
+}
+
+WaveResult wave_result_from_json(const nlohmann::json& j) {
+  WaveResult w;
+  w.stats.executions = u64(j, "executions");
+  w.stats.redundant = u64(j, "redundant");
+  w.stats.blocked = u64(j, "blocked");
+  w.stats.transitions = u64(j, "transitions");
+  w.stats.races = u64(j, "races");
+  w.stats.bound_cut = u64(j, "bound_cut");
+  w.stats.fallbacks = u64(j, "fallbacks");
+  w.stats.spin_iterations = u64(j, "spin_iterations");
+  w.stopped = j.at("stopped").get<bool>();
+  for (const auto& d : j.at("deferred"))
+    w.deferred.push_back({d.at(0).get<std::size_t>(), d.at(1).get<std::vector<AgentId>>(), d.at(2).get<AgentId>()});
+  if (j.contains("bug")) w.bug = outcome_from_json(j.at("bug"));
+  return w;
+}
+
+ShardExchange::ShardExchange(std::string dir, unsigned index, unsigned count, std::string identity, double stale_s)
+    : dir_(std::move(dir)),
+      index_(index),
+      count_(count),
+      identity_(std::move(identity)),
+      stale_s_(stale_s),
+      seen_mtime_(count, -1),
+      seen_at_(count, now_s()) {
+  claim_shard_dir(dir_, index_, identity_);
+  beat();
+  heartbeat_ = std::thread([this] {
+    while (!quit_.load()) {
+      for (int i = 0; i < 10 && !quit_.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      try {
+        beat();
+      } catch (const ShardError&) {
+        // A full disk or a removed directory: the next store reports it.
+      }
+    }
+  });
+}
+
+ShardExchange::~ShardExchange() {
+  quit_ = true;
+  if (heartbeat_.joinable()) heartbeat_.join();
+}
+
+void ShardExchange::beat() const {
+  const std::string hb = fmt::format("{}/hb-{}", dir_, index_);
+  const int fd = ::open(hb.c_str(), O_CREAT | O_WRONLY, 0644);
+  if (fd < 0) throw ShardError(fmt::format("cannot create {}: {}", hb, std::strerror(errno)));
+  ::futimens(fd, nullptr);  // mtime = now
+  ::close(fd);
+}
+
+bool ShardExchange::owner_alive(unsigned shard) {
+  if (shard == index_) return true;
+  struct stat st {};
+  const std::string hb = fmt::format("{}/hb-{}", dir_, shard);
+  const double now = now_s();
+  if (::stat(hb.c_str(), &st) == 0) {
+    const std::int64_t mtime = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+    if (mtime != seen_mtime_[shard]) {
+      seen_mtime_[shard] = mtime;
+      seen_at_[shard] = now;
+    }
+  }
+  return now - seen_at_[shard] < stale_s_;
+}
+
+std::string ShardExchange::path(std::uint64_t wave, std::size_t i) const {
+  return fmt::format("{}/w{}-{}.json", dir_, wave, i);
+}
+
+void ShardExchange::store(std::uint64_t wave, std::size_t i, const WaveResult& r) const {
+  const nlohmann::json j = {{"search", identity_}, {"result", to_json(r)}};
+  if (auto error = write_file_atomically(path(wave, i),
+                                         fmt::format("{}/w{}-{}.{}.{}.tmp", dir_, wave, i, index_, ::getpid()), j.dump()))
+    throw ShardError(*error);
+}
+
+bool ShardExchange::load(std::uint64_t wave, std::size_t i, WaveResult& out) const {
+  const std::string p = path(wave, i);
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return false;
+  if (!S_ISREG(st.st_mode)) throw ShardError(fmt::format("{} is not a result file (not a regular file)", p));
+  std::ifstream in(p);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw ShardError(fmt::format("cannot read {}", p));
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text.str());
+    if (!j.is_object() || !j.contains("search") || j.at("search") != identity_)
+      throw ShardError(fmt::format("{} is the result of another search ({}); this one is {}", p,
+                                   j.is_object() && j.contains("search") ? j["search"].dump() : "no identity",
+                                   identity_));
+    out = wave_result_from_json(j.at("result"));
+  } catch (const nlohmann::json::exception& e) {
+    throw ShardError(fmt::format("{} is not a shard result: {}", p, e.what()));
+  } catch (const std::invalid_argument& e) {
+    throw ShardError(fmt::format("{} is not a shard result: {}", p, e.what()));
+  }
+  return true;
+}
+
+bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_t)>& compute,
+                        const std::function<bool()>& stop, std::vector<WaveResult>& results,
+                        std::uint64_t* own_executions) {
+  const std::uint64_t wave = waves_++;
+  results.assign(n, {});
+  std::vector<bool> have(n, false);
+  auto do_item = [&](std::size_t i) {
+    WaveResult r = compute(i);
+    if (r.interrupted) return false;  // partial: never published
+    *own_executions += r.stats.executions;
+    store(wave, i, r);
+    results[i] = std::move(r);
+    have[i] = true;
+    return true;
+  };
+  // Item i of wave w belongs to shard (i + w) mod n: the first item of a wave (often the
+  // largest subtree) goes round the shards.
+  auto owner = [&](std::size_t i) { return static_cast<unsigned>((i + wave) % count_); };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (owner(i) != index_) continue;
+    if (stop()) return false;
+    if (load(wave, i, results[i]))
+      have[i] = true;
+    else if (!do_item(i))
+      return false;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    while (!have[i]) {
+      if (stop()) return false;
+      if (load(wave, i, results[i])) {
+        have[i] = true;
+      } else if (!owner_alive(owner(i))) {
+        if (!do_item(i)) return false;  // its owner is gone: do it here
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    }
+  return true;
+}
+
+}  // namespace mbcheck::sim::dpor
+
+namespace mbcheck::sim {
+
+void claim_shard_dir(const std::string& dir, unsigned index, const std::string& identity) {
+  // The directory belongs to one search: the first shard names it, the others must match.
+  const std::string id_path = dir + "/search.txt";
+  const std::string tmp = fmt::format("{}/search.{}.{}.tmp", dir, index, ::getpid());
+  const std::string text = identity + "\n";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    out.flush();
+    if (!out) throw ShardError(fmt::format("--shard-dir {}: cannot write {}: {}", dir, tmp, std::strerror(errno)));
+  }
+  const int linked = ::link(tmp.c_str(), id_path.c_str());  // fails with EEXIST if a shard made it first
+  const int link_errno = errno;
+  ::unlink(tmp.c_str());
+  if (linked != 0 && link_errno != EEXIST)
+    throw ShardError(fmt::format("--shard-dir {}: cannot create {}: {}", dir, id_path, std::strerror(link_errno)));
+  std::ifstream in(id_path);
+  std::stringstream got;
+  got << in.rdbuf();
+  if (!in) throw ShardError(fmt::format("--shard-dir {}: cannot read {}", dir, id_path));
+  if (got.str() != text)
+    throw ShardError(fmt::format("--shard-dir {} holds the work of another search ({}); this one is {}; use an "
+                                 "empty directory",
+                                 dir, got.str().substr(0, got.str().find('\n')), identity));
+}
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,45 @@
+// The protocols bundled with mbcheck, built from command-line style options.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/runtime/runtime.hpp"
+
+namespace mbcheck::sim {
+
+// A shape or option the protocol cannot run with; the message says which and why.
+struct ShapeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct OptionInfo {
+  std::string name;           // flag name without dashes, e.g. "stages"
+  std::string default_value;
+  std::string help;
+};
+
+struct ProtocolInfo {
+  std::string name;
+  std::string summary;
+  std::vector<OptionInfo> options;
+  std::vector<std::string> mutations;  // values of the "mutation" option besides "none"
+};
+
+class BundledProgram : public Program {
+ public:
+  // The full option set (defaults filled in), as a replay token records it.
+  virtual std::map<std::string, std::string> options() const = 0;
+  // One line about the result of the last completed execution ("D matches ...").
+  virtual std::string result_summary() const = 0;
+};
+
+const std::vector<ProtocolInfo>& bundled_protocols();
+// Throws ShapeError for an unknown protocol, unknown option, bad value or impossible shape.
+std::unique_ptr<BundledProgram> make_protocol(const std::string& name,
+                                              const std::map<std::string, std::string>& options);
+
+}  // namespace mbcheck::sim

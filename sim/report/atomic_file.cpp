@@ -1,0 +1,43 @@
+#include "sim/report/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace mbcheck::sim {
+
+std::optional<std::string> write_file_atomically(const std::string& path, const std::string& tmp,
+                                                 const std::string& text) {
+  const int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  if (fd < 0) return fmt::format("cannot create {}: {}", tmp, std::strerror(errno));
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return fmt::format("cannot {} {}: {}", what, path, std::strerror(err));
+  };
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const std::string why = fail("write");
+      ::close(fd);
+      return why;
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  if (::fsync(fd) != 0) {
+    const std::string why = fail("write");
+    ::close(fd);
+    return why;
+  }
+  if (::close(fd) != 0) return fail("write");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename a file over");
+  return std::nullopt;
+}
+
+}  // namespace mbcheck::sim

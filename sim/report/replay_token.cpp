@@ -1,0 +1,137 @@
+#include "sim/report/replay_token.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace mbcheck::sim {
+
+namespace {
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string unbase64url(const std::string& text) {
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (char ch : text) {
+    const char* at = std::char_traits<char>::find(kAlphabet, 64, ch);
+    if (!at) throw TokenError(fmt::format("bad character '{}' in the schedule part", ch));
+    acc = (acc << 6) | static_cast<std::uint32_t>(at - kAlphabet);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::size_t encode_schedule_to(const AgentId* schedule, std::size_t n, char* out, std::size_t cap) noexcept {
+  // The same bytes as put_varint + base64url, streamed through a bit accumulator so that
+  // nothing is allocated (the crash reporter calls this from a signal handler).
+  std::size_t len = 0;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  auto emit = [&](char c) {
+    if (len < cap) out[len] = c;
+    ++len;
+  };
+  auto byte = [&](unsigned char b) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      emit(kAlphabet[(acc >> bits) & 63]);
+    }
+  };
+  auto varint = [&](std::uint64_t v) {
+    while (v >= 0x80) {
+      byte(static_cast<unsigned char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    byte(static_cast<unsigned char>(v));
+  };
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    while (j < n && schedule[j] == schedule[i]) ++j;
+    varint(schedule[i]);
+    varint(j - i);
+    i = j;
+  }
+  if (bits > 0) emit(kAlphabet[(acc << (6 - bits)) & 63]);
+  return len;
+}
+
+std::string encode_schedule(const std::vector<AgentId>& schedule) {
+  std::string out(encode_schedule_to(schedule.data(), schedule.size(), nullptr, 0), '\0');
+  encode_schedule_to(schedule.data(), schedule.size(), out.data(), out.size());
+  return out;
+}
+
+std::vector<AgentId> decode_schedule(const std::string& text, std::uint64_t max_steps) {
+  std::string bytes = unbase64url(text);
+  std::vector<AgentId> out;
+  std::size_t pos = 0;
+  auto get = [&]() -> std::uint64_t {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= bytes.size()) throw TokenError("the schedule part is truncated");
+      auto b = static_cast<unsigned char>(bytes[pos++]);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw TokenError("the schedule part holds a number that is too long");
+  };
+  while (pos < bytes.size()) {
+    std::uint64_t agent = get();
+    std::uint64_t repeat = get();
+    if (agent >= kNoAgent - 1)
+      throw TokenError(fmt::format("the schedule names agent {}, which no execution has", agent));
+    if (repeat == 0) throw TokenError("the schedule part is corrupt");
+    // Bounded before anything is allocated: a few characters can claim billions of steps.
+    if (repeat > max_steps || out.size() + repeat > max_steps)
+      throw TokenError(fmt::format("the token records more than {} steps (the step limit)", max_steps));
+    out.insert(out.end(), repeat, static_cast<AgentId>(agent));
+  }
+  return out;
+}
+
+std::string encode_token(const ReplayToken& token) {
+  std::string opts;
+  for (const auto& [k, v] : token.options) opts += fmt::format("{}{}={}", opts.empty() ? "" : ",", k, v);
+  return fmt::format("mb1:{}:{}:{}", token.protocol, opts, encode_schedule(token.schedule));
+}
+
+ReplayToken decode_token(const std::string& text, std::uint64_t max_steps) {
+  // Tokens may arrive wrapped or quoted from a terminal: ignore whitespace.
+  std::string t;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) t.push_back(c);
+  if (t.rfind("mb1:", 0) != 0) throw TokenError("a replay token starts with 'mb1:'");
+  auto p1 = t.find(':', 4);
+  if (p1 == std::string::npos) throw TokenError("no shape part after the protocol name");
+  auto p2 = t.find(':', p1 + 1);
+  if (p2 == std::string::npos) throw TokenError("no schedule part after the shape");
+  ReplayToken out;
+  out.protocol = t.substr(4, p1 - 4);
+  if (out.protocol.empty()) throw TokenError("empty protocol name");
+  if (out.protocol.size() > 64) throw TokenError("the protocol name is longer than 64 characters");
+  std::string opts = t.substr(p1 + 1, p2 - p1 - 1);
+  std::size_t pos = 0;
+  while (pos < opts.size()) {
+    auto comma = opts.find(',', pos);
+    std::string kv = opts.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || kv.size() > 200)
+      throw TokenError(fmt::format("shape entry '{}' is not key=value", kv.substr(0, 60)));
+    if (!out.options.emplace(kv.substr(0, eq), kv.substr(eq + 1)).second)
+      throw TokenError(fmt::format("shape entry '{}' appears twice", kv.substr(0, eq)));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  out.schedule = decode_schedule(t.substr(p2 + 1), max_steps);
+  return out;
+}
+
+}  // namespace mbcheck::sim

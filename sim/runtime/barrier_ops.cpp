@@ -1,0 +1,193 @@
+// The mbarrier operations of the fiber runtime. Every operation that changes a barrier's
+// state goes through one path, driven by its row of sim/runtime/ops.def: barrier_op() for a
+// thread (its scheduling point, the rules of its barrier operand, then apply_barrier_op()),
+// and apply_barrier_op() alone for an agent of the async proxy (a copy's landing, the
+// arrive-on of cp.async.mbarrier.arrive). Waits and polls follow (they only read the phase).
+// Scheduling and the execution itself are in runtime.cpp; when each op is enabled:
+// sim/runtime/runtime.hpp.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "sim/runtime/perform.hpp"
+
+namespace mbcheck::sim {
+
+// ---------------------------------------------------------------------------------------
+// the generic path
+
+Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId spawned) {
+  const OpInfo& row = op.info();
+  MbarrierState& bar = *op.bar;
+  BarrierEffect r;
+  r.phase_before = row.effect == Effect::init ? 0 : bar.phase;
+  switch (row.effect) {
+    case Effect::init: bar.init(op.arg); break;
+    case Effect::inval: bar.inval(); break;
+    case Effect::arrive: r.token = bar.arrive(op.arg, op.no_complete, &r.completed); break;
+    case Effect::arrive_expect_tx: r.token = bar.arrive_expect_tx(op.arg, &r.completed); break;
+    case Effect::arrive_drop: r.token = bar.arrive_drop(op.arg, &r.completed); break;
+    case Effect::expect_tx: bar.expect_tx(op.arg); break;
+    case Effect::complete_tx: r.completed = bar.complete_tx(op.arg); break;
+    case Effect::increment_pending: bar.increment_pending(); break;
+    case Effect::liveness:
+      if (!bar.is_live())
+        throw MisuseError(bar.life == MbarrierState::Life::invalidated ? MisuseKind::invalidated
+                                                                       : MisuseKind::uninitialized,
+                          fmt::format("{} on a barrier that is not live", row.ptx));
+      break;
+    case Effect::observe:
+    case Effect::none: throw std::logic_error("mbcheck: apply_barrier_op on an operation that changes no barrier");
+  }
+  // The row's memory-order role: what the operation publishes to the phase's waiters.
+  switch (row.order) {
+    case Order::release: races_.release(a.id, bar.id, r.phase_before); break;
+    case Order::release_own: races_.release_own(a.id, bar.id, r.phase_before); break;
+    case Order::release_tracked:
+      for (AgentId t : a.tracked) races_.release_own(t, bar.id, r.phase_before);  // the copies' writes only
+      break;
+    case Order::none:
+    case Order::relaxed:
+    case Order::acquire: break;
+  }
+  if (row.effect == Effect::init) races_.barrier_init(bar.id, a.id);
+  barrier_changed(bar, r.completed || row.effect == Effect::init || row.effect == Effect::inval);
+  record(a, &bar);
+  StepInfo step{a.id, op, r.phase_before, r.completed};
+  if (spawned != kNoAgent) {
+    step.spawned = spawned;
+    step.spawned_count = 1;
+  }
+  observe(step);
+  return r;
+}
+
+MbarrierToken Runtime::barrier_op(const Op& op) {
+  MbarrierState& bar = *op.bar;
+  info(bar);
+  if (!schedule_point(op)) return {};
+  perform([&] { check_barrier_user(bar); });
+  return perform([&] { return apply_barrier_op(*current_, current_->op); }).token;
+}
+
+// ---------------------------------------------------------------------------------------
+// waits and polls
+
+void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
+  info(bar);
+  if (!schedule_point({OpKind::wait, &bar, phase})) return;
+  perform([&] { check_barrier_user(bar); });
+  perform([&] {
+    // Enabled means complete (or a misuse, which throws); anything else is a runtime bug.
+    if (!bar.test_wait_parity(phase)) throw std::logic_error("mbcheck: a blocked wait was scheduled");
+  });
+  races_.acquire(current_->id, bar.id, phase);
+  record(*current_, &bar);
+  observe({current_->id, current_->op, bar.phase, false, true});
+}
+
+bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token) {
+  info(bar);
+  const std::int64_t awaited = token ? token->phase : phase;
+  Op op{kind, &bar, awaited};
+  if (current_ && !over_) {
+    perform_deferred_try();  // an event before this poll: it decides what "the last poll" was
+    Agent& self = *current_;
+    // A spin iteration: the same poll as the last, failed, one from exactly the same state
+    // (HostPlatform captured it into self.snapshot, in the caller's frame).
+    const bool captured = !self.snapshot.empty();
+    op.await = captured && self.last_poll_failed && !self.stored_since_poll && self.poll_bar == &bar &&
+               self.poll_phase == awaited && self.poll_kind == kind && self.snapshot == self.poll_state;
+  }
+  if (!schedule_point(op)) return false;
+  perform([&] { check_barrier_user(bar); });
+  bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
+  Agent& a = *current_;
+  if (complete) races_.acquire(a.id, bar.id, awaited);
+  a.last_poll_failed = !complete;
+  if (!complete) {
+    a.poll_state = a.snapshot;  // the state this failed poll was made from (copied: each keeps its buffer)
+    a.poll_bar = &bar;
+    a.poll_phase = awaited;
+    a.poll_kind = kind;
+    a.stored_since_poll = false;
+  }
+  a.snapshot.clear();
+  record(a, &bar);
+  observe({a.id, a.op, bar.phase, false, complete});
+  return complete;
+}
+
+std::int64_t Runtime::phase_for_parity(MbarrierState& bar, std::uint32_t parity) {
+  info(bar);
+  if (over_ || !current_) return 0;
+  perform_deferred_try();  // its answer may add to what this thread knows
+  const std::int64_t known = races_.known_phase(current_->id, bar.id);
+  return (known & 1) == static_cast<std::int64_t>(parity & 1) ? known : known + 1;
+}
+
+TryWaitStatus Runtime::try_wait_status(MbarrierState& bar, std::int64_t phase) {
+  info(bar);
+  if (over_ || !current_) return {};
+  perform_deferred_try();  // the previous one: this try is invisible, so that one's next event is now
+  tries_.push_back({current_->id, &bar, phase, current_->site});
+  current_->deferred_try = tries_.size();
+  return {tries_.size()};
+}
+
+void Runtime::perform_deferred_try() {
+  Agent& a = *current_;
+  if (a.deferred_try == 0 || over_) return;
+  const std::uint64_t index = a.deferred_try - 1;
+  const DeferredTry t = tries_[index];
+  a.deferred_try = 0;
+  // A poll of its own, at the try's call site, never a spin iteration (the thread's state
+  // when it made the try is gone); the caller's call site and snapshot are kept around it.
+  const CallSite caller = a.site;
+  std::vector<unsigned char> snapshot;
+  snapshot.swap(a.snapshot);
+  a.site = t.site;
+  const bool done = test_wait(*t.bar, t.phase, OpKind::try_wait);
+  tries_[index].state = done ? DeferredTry::State::done : DeferredTry::State::failed;
+  a.site = caller;
+  a.snapshot.swap(snapshot);
+}
+
+void Runtime::wait_status(MbarrierState& bar, const TryWaitStatus& status) {
+  info(bar);
+  if (over_ || !current_) return;
+  Agent& a = *current_;
+  const char* wrong = status.id == 0 ? "wait on a try_wait status that no try_wait returned"
+                      : status.id > tries_.size() || tries_[status.id - 1].agent != a.id
+                          ? "wait on a try_wait status of another thread (a status is a register of the thread "
+                            "whose try_wait made it)"
+                      : tries_[status.id - 1].bar != &bar ? "wait on a try_wait status of another barrier"
+                                                          : nullptr;
+  if (wrong) {
+    // Reported as a step of its own (a poll: always enabled), as every misuse is.
+    if (!schedule_point({OpKind::try_wait, &bar, 0})) return;
+    perform([&]() -> void { throw MisuseError(MisuseKind::bad_token, wrong); });
+    return;
+  }
+  DeferredTry& t = tries_[status.id - 1];
+  if (a.deferred_try == status.id) {
+    // The deferred try and this wait are one blocking wait (see runtime.hpp).
+    a.deferred_try = 0;
+    t.state = DeferredTry::State::failed;  // a later wait on this status waits as well
+  } else if (t.state == DeferredTry::State::done) {
+    return;  // the try found the phase complete (and acquired): nothing to wait for
+  }
+  wait(bar, t.phase);
+}
+
+std::uint32_t Runtime::pending_count(const MbarrierToken& token) {
+  return perform([&] { return MbarrierState::pending_count(token); });
+}
+
+void Runtime::block_sync() {
+  if (!schedule_point({OpKind::block_sync})) return;
+  record(*current_, nullptr);
+  observe({current_->id, current_->op});
+}
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,178 @@
+// Bulk copies (cp.async.bulk, global -> shared, completing tx bytes on a barrier as they land)
+// and bulk stores (TMA stores, shared -> global) with their commit/wait_group.read groups.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "sim/runtime/perform.hpp"
+
+namespace mbcheck::sim {
+
+// ---------------------------------------------------------------------------------------
+// bulk copies
+
+void Runtime::land_copy_piece(Agent& c) {
+  const auto n = static_cast<std::uint32_t>(c.op.arg);
+  if (shape_.cluster_size() > 1) {
+    // A multicast (or a copy into a peer): the landing uses the destination CTA's barrier.
+    const std::int64_t cta = cta_of(c.dst, c.cta);
+    if (cta >= 0 && static_cast<std::uint32_t>(cta) != c.cta) {
+      if (c.op.bar->is_live() && !races_.init_published(c.id, c.op.bar->id)) {
+        observe({c.id, c.op, c.op.bar->phase, false});
+        end(Verdict::misuse,
+            fmt::format("{}: lands in cta {} and completes {} before its init is visible to the cluster: the "
+                        "initialising thread needs fence.mbarrier_init.release.cluster, then a cluster barrier, "
+                        "before a peer's multicast",
+                        describe_agent(c.id), cta, barrier_name(*c.op.bar)),
+            MisuseKind::unfenced_init);
+        outcome_.culprits = {c.id};
+        return;
+      }
+      if (!peer_use(c, static_cast<std::uint32_t>(cta), "multicast landing on", c.op.bar, nullptr)) return;
+    }
+  }
+  auto race = races_.access(c.id, c.src + c.copied, n, false, true);
+  if (!race) race = races_.access(c.id, c.dst + c.copied, n, true, true);
+  if (race) {
+    end_race(*race);
+    return;
+  }
+  std::memcpy(c.dst + c.copied, c.src + c.copied, n);
+  try {
+    apply_barrier_op(c, c.op);  // the landing's complete_tx (ops.def: release_own)
+  } catch (const MisuseError& e) {
+    observe({c.id, c.op, c.op.bar->phase, false});
+    end(Verdict::misuse, fmt::format("{}: complete_tx {} {} B: {}", describe_agent(c.id), barrier_name(*c.op.bar), n, e.what()),
+        e.kind);
+    outcome_.culprits = {c.id};
+    return;
+  }
+  c.copied += n;
+  if (c.copied == c.total) {
+    c.state = Agent::State::finished;
+    races_.retire(c.id);
+    return;
+  }
+  c.op.arg = std::min(c.piece, c.total - c.copied);
+  add_enabled(c);
+}
+
+void Runtime::check_bulk_copy(const char* what, const void* dst, const void* src, std::uint32_t bytes) {
+  perform([&] {
+    auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
+    if (bytes == 0 || bytes % 16 != 0 || misaligned(dst) || misaligned(src))
+      throw MisuseError(MisuseKind::tma_misaligned,
+                        fmt::format("{} of {} B: size and both addresses must be non-zero multiples of 16", what, bytes));
+  });
+}
+
+Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first) {
+  Agent c;
+  c.id = static_cast<AgentId>(agents_.size());
+  c.kind = Agent::Kind::copy;
+  c.cta = issuer.cta;
+  c.thread = issuer.thread;
+  c.thread_agent = issuer.id;
+  c.copy_seq = copies_++;
+  c.dst = static_cast<unsigned char*>(dst);
+  c.src = static_cast<const unsigned char*>(src);
+  c.total = bytes;
+  c.op = first;
+  c.site = issuer.site;
+  agents_.push_back(c);
+  agent_at_.push_back(&agents_.back());
+  races_.add_agent(c.id, issuer.id);  // the copy starts after everything its issuer did
+  add_enabled(agents_.back());
+  return agents_.back();
+}
+
+std::uint32_t Runtime::copy_piece_bytes(std::uint32_t bytes) const {
+  const std::uint32_t pieces = std::max<std::uint32_t>(1, shape_.copy_pieces);
+  return std::max<std::uint32_t>(16, ((bytes + pieces - 1) / pieces + 15) / 16 * 16);
+}
+
+void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar) {
+  info(bar);
+  if (!schedule_point({OpKind::bulk_copy, &bar, bytes})) return;
+  check_bulk_copy("cp.async.bulk", smem_dst, gmem_src, bytes);
+  Agent& issuer = *current_;
+  record(issuer, &bar);
+  const std::uint32_t piece = copy_piece_bytes(bytes);
+  Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::copy_land, &bar, std::min(piece, bytes)});
+  c.piece = piece;
+  observe({issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id});
+}
+
+void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes) {
+  if (!schedule_point({OpKind::bulk_store, nullptr, bytes})) return;
+  check_bulk_copy("cp.async.bulk store", gmem_dst, smem_src, bytes);
+  Agent& issuer = *current_;
+  record(issuer, nullptr);
+  Agent& c = spawn_copy_agent(issuer, gmem_dst, smem_src, bytes, {OpKind::store_land, nullptr, bytes});
+  issuer.uncommitted_stores.push_back(c.id);
+  observe({issuer.id, issuer.op, 0, false, false, 0, false, c.id});
+}
+
+void Runtime::bulk_commit_group() {
+  if (over_ || !current_) return;
+  Agent& a = *current_;
+  const auto group = static_cast<std::uint32_t>(a.store_groups.size());
+  for (AgentId id : a.uncommitted_stores) {
+    agent_at_[id]->committed = true;
+    agent_at_[id]->async_group = group;
+  }
+  a.store_groups.push_back(static_cast<std::uint32_t>(a.uncommitted_stores.size()));  // an empty group is a group
+  a.uncommitted_stores.clear();
+  races_.commit_group(a.id, RaceDetector::Groups::bulk_store, group);  // stores that already read belong to it
+}
+
+std::uint32_t Runtime::stores_waited_for(const Agent& a, std::uint32_t pending) {
+  std::uint32_t reading = 0;
+  const std::size_t waited = a.store_groups.size() > pending ? a.store_groups.size() - pending : 0;
+  for (std::size_t g = 0; g < waited; ++g) reading += a.store_groups[g];
+  return reading;
+}
+
+void Runtime::bulk_wait_read(std::uint32_t pending) {
+  if (!schedule_point({OpKind::bulk_wait_read, nullptr, pending})) return;
+  const std::size_t groups = current_->store_groups.size();
+  races_.acquire_groups(current_->id, RaceDetector::Groups::bulk_store,
+                        groups > pending ? static_cast<std::uint32_t>(groups - pending) : 0);
+  record(*current_, nullptr);
+  observe({current_->id, current_->op});
+}
+
+void Runtime::fence_proxy_async() {
+  if (!over_ && current_) races_.fence_async(current_->id);
+}
+
+void Runtime::land_store(Agent& c) {
+  // The async proxy reads shared memory: ordered after the writes (and fenced), then writes
+  // global memory.
+  auto race = races_.access(c.id, c.src, c.total, false, true);
+  if (!race) race = races_.access(c.id, c.dst, c.total, true, true);
+  if (race) {
+    end_race(*race);
+    return;
+  }
+  std::memcpy(c.dst, c.src, c.total);
+  if (limits_.record_trace) record(c, nullptr);
+  observe({c.id, c.op});
+  c.state = Agent::State::finished;
+  Agent& issuer = *agent_at_[c.thread_agent];
+  if (!c.committed) {
+    std::erase(issuer.uncommitted_stores, c.id);
+    // read before its commit: joins the group the commit makes
+    races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::bulk_store, ~0u);
+    races_.retire(c.id);
+    return;
+  }
+  races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::bulk_store, c.async_group);
+  races_.retire(c.id);
+  --issuer.store_groups[c.async_group];
+  if (issuer.op.kind == OpKind::bulk_wait_read && issuer.state == Agent::State::blocked && is_enabled_now(issuer))
+    add_enabled(issuer);
+}
+
+
+}  // namespace mbcheck::sim

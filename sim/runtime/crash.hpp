@@ -1,0 +1,71 @@
+// Protocol code that breaks the process, and what is printed before it dies:
+//   * a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): the schedule so far as a
+//     replay token, then the signal's default action (the process dies of that signal);
+//   * a fault in the guard region below a fiber stack: "stack overflow in thread N", exit 1;
+//   * exit() or quick_exit() called by protocol code: the thread and the step, exit 1;
+//   * a thread running protocol code for longer than RunLimits::watchdog_seconds without
+//     calling into the runtime (no visible operation, load or store): the watchdog names it,
+//     exit 1.
+// Exit status 1 is mbcheck's "bug found" (sim/main.cpp): each of these is a bug of the
+// protocol, and the process cannot go on to print a verdict. Each report ends with the
+// replay token of the schedule so far.
+//
+// The signal handler is async-signal-safe: it allocates nothing and takes no lock (a crash
+// after heap corruption, with other threads alive, must not deadlock on the heap lock). It
+// writes the preformatted token prefix and the schedule, encoded in place, from a fixed
+// buffer with write(2); a schedule too long for that buffer is said to be so, not cut.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/runtime/runtime.hpp"
+
+namespace mbcheck::sim {
+
+// `token_of` turns a schedule into a replay token; it is called once, here, with an empty
+// schedule, to keep the token's prefix (protocol and shape). Installs the signal handlers
+// for the process and an alternate signal stack for the calling thread (Runtime::execute
+// gives every other thread that runs executions one too).
+void install_crash_reporter(std::function<std::string(const std::vector<AgentId>&)> token_of);
+
+// --- for the runtime --------------------------------------------------------------------
+
+// Called by Runtime::execute on each OS thread, after Boost.Fiber's thread state exists:
+// an alternate signal stack (a fiber that overflows has no stack left for the handler) and
+// the hooks that catch exit() and quick_exit() from protocol code. Cheap after the first call.
+void prepare_thread_for_reports();
+
+// Fiber stacks, pooled, each with a PROT_NONE guard region below it. The guard is far larger
+// than a page: without -fstack-clash-protection a big frame's first touch is its lowest byte,
+// which jumps a single guard page and lands in the next stack. A pool's stacks go to a
+// process-wide cache when it dies (up to 256 MiB of them), so that short-lived runtimes (a
+// replay, the shrinker's searches) do not map and unmap stacks every time.
+inline constexpr std::size_t kStackGuardBytes = std::size_t{1} << 20;
+
+class GuardedStackPool {
+ public:
+  explicit GuardedStackPool(std::size_t bytes) : bytes_(bytes) {}  // bytes: valid (stack_size_error)
+  ~GuardedStackPool();
+  GuardedStackPool(const GuardedStackPool&) = delete;
+  GuardedStackPool& operator=(const GuardedStackPool&) = delete;
+  std::size_t bytes() const { return bytes_; }
+  // The lowest usable byte of a stack of bytes() bytes (reused ones hold old frames); throws
+  // std::runtime_error when the kernel refuses the mapping.
+  unsigned char* take();
+  void give(unsigned char* lo) noexcept;  // every stack taken comes back before the pool dies
+
+ private:
+  std::size_t bytes_;
+  std::size_t taken_ = 0;  // stacks this pool handed out, in all
+  std::vector<unsigned char*> free_;
+};
+
+// The watchdog: one thread per process, started by the first watch(). A registered runtime
+// is checked while it runs protocol code (Runtime::in_protocol_code).
+void watch(const Runtime& rt);
+void unwatch(const Runtime& rt);
+
+}  // namespace mbcheck::sim

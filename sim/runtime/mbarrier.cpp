@@ -1,0 +1,218 @@
+#include "sim/runtime/mbarrier.hpp"
+
+#include <fmt/format.h>
+
+namespace mbcheck::sim {
+
+std::string_view to_string(MisuseKind kind) {
+  switch (kind) {
+    case MisuseKind::uninitialized: return "uninitialized";
+    case MisuseKind::invalidated: return "invalidated";
+    case MisuseKind::reinit_live: return "reinit-live";
+    case MisuseKind::count_out_of_range: return "count-out-of-range";
+    case MisuseKind::over_arrival: return "over-arrival";
+    case MisuseKind::tx_out_of_range: return "tx-out-of-range";
+    case MisuseKind::nocomplete_completes: return "nocomplete-completes";
+    case MisuseKind::phase_aliasing: return "phase-aliasing";
+    case MisuseKind::missing_wait: return "missing-wait";
+    case MisuseKind::expect_tx_completes: return "expect-tx-completes";
+    case MisuseKind::bad_token: return "bad-token";
+    case MisuseKind::tma_misaligned: return "tma-misaligned";
+    case MisuseKind::named_barrier: return "named-barrier";
+    case MisuseKind::cluster: return "cluster";
+    case MisuseKind::unfenced_init: return "unfenced-init";
+    case MisuseKind::collective: return "collective";
+  }
+  return "?";
+}
+
+std::string MbarrierState::describe() const {
+  switch (life) {
+    case Life::uninitialized: return "uninitialised";
+    case Life::invalidated: return "invalidated";
+    case Life::live: break;
+  }
+  return fmt::format("phase {}, pending {}/{}, tx {}", phase, pending, expected, tx);
+}
+
+void MbarrierState::require_live(std::string_view op) const {
+  if (life == Life::uninitialized)
+    throw MisuseError(MisuseKind::uninitialized, fmt::format("{} on an uninitialised mbarrier", op));
+  if (life == Life::invalidated)
+    throw MisuseError(MisuseKind::invalidated, fmt::format("{} on an invalidated mbarrier", op));
+}
+
+void MbarrierState::check_tx(std::int64_t new_tx, std::string_view op) const {
+  if (new_tx > kMaxTxCount || new_tx < -kMaxTxCount)
+    throw MisuseError(MisuseKind::tx_out_of_range,
+                      fmt::format("{} takes tx-count from {} to {}, outside +-(2^20-1) ({})", op,
+                                  tx, new_tx, describe()));
+}
+
+bool MbarrierState::complete_if_done() {
+  if (pending != 0 || tx != 0) return false;
+  phase += 1;
+  pending = expected;
+  phase_observed = false;
+  return true;
+}
+
+void MbarrierState::init(std::int64_t count) {
+  if (life == Life::live)
+    throw MisuseError(MisuseKind::reinit_live,
+                      fmt::format("init({}) on a live mbarrier ({}); inval it first", count, describe()));
+  if (count < 1 || count > kMaxArriveCount)
+    throw MisuseError(MisuseKind::count_out_of_range,
+                      fmt::format("init({}): arrival count must be in [1, 2^20-1]", count));
+  life = Life::live;
+  phase = 0;
+  expected = pending = static_cast<std::uint32_t>(count);
+  tx = 0;
+  phase_observed = false;
+  ++version;
+}
+
+void MbarrierState::inval() {
+  require_live("inval");
+  life = Life::invalidated;
+  ++version;
+}
+
+void MbarrierState::check_arrive_on(std::int64_t count, std::string_view op) const {
+  if (count < 1 || count > kMaxArriveCount)
+    throw MisuseError(MisuseKind::count_out_of_range,
+                      fmt::format("{}: count {} outside [1, 2^20-1]", op, count));
+  if (!named && phase > 0 && !phase_observed)
+    throw MisuseError(MisuseKind::missing_wait,
+                      fmt::format("{} in phase {} but no wait returned true for phase {} "
+                                  "(PTX 'missing wait' rule) ({})",
+                                  op, phase, phase - 1, describe()));
+  if (count > pending)
+    throw MisuseError(MisuseKind::over_arrival,
+                      fmt::format("{} of {} with only {} pending: over-arrival ({})", op, count,
+                                  pending, describe()));
+}
+
+bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
+  check_arrive_on(count, op);
+  pending -= static_cast<std::uint32_t>(count);
+  ++version;
+  return complete_if_done();
+}
+
+MbarrierToken MbarrierState::arrive(std::int64_t count, bool no_complete, bool* completed) {
+  require_live(no_complete ? "arrive.noComplete" : "arrive");
+  MbarrierToken token{id, no_complete, phase, pending};
+  check_arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
+  if (no_complete && count >= 1 && count <= pending && pending - count == 0 && tx == 0)
+    throw MisuseError(MisuseKind::nocomplete_completes,
+                      fmt::format("arrive.noComplete({}) would complete phase {} ({})", count,
+                                  phase, describe()));
+  bool done = arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
+  if (completed) *completed = done;
+  return token;
+}
+
+MbarrierToken MbarrierState::arrive_expect_tx(std::int64_t bytes, bool* completed) {
+  require_live("arrive.expect_tx");
+  if (bytes < 0 || bytes > kMaxTxCount)
+    throw MisuseError(MisuseKind::tx_out_of_range,
+                      fmt::format("arrive.expect_tx({}): byte count outside [0, 2^20-1]", bytes));
+  check_tx(tx + bytes, "arrive.expect_tx");
+  check_arrive_on(1, "arrive.expect_tx");  // before changing anything: a failing op leaves no trace
+  MbarrierToken token{id, false, phase, pending};
+  tx += static_cast<std::int32_t>(bytes);  // expect-tx first, then arrive-on(1)
+  bool done = arrive_on(1, "arrive.expect_tx");
+  if (completed) *completed = done;
+  return token;
+}
+
+MbarrierToken MbarrierState::arrive_drop(std::int64_t count, bool* completed) {
+  require_live("arrive_drop");
+  if (count < 1 || count > kMaxArriveCount || count > expected)
+    throw MisuseError(MisuseKind::count_out_of_range,
+                      fmt::format("arrive_drop({}) with expected count {}", count, expected));
+  check_arrive_on(count, "arrive_drop");
+  MbarrierToken token{id, false, phase, pending};
+  expected -= static_cast<std::uint32_t>(count);  // this and all later phases
+  bool done = arrive_on(count, "arrive_drop");
+  if (completed) *completed = done;
+  return token;
+}
+
+void MbarrierState::increment_pending() {
+  require_live("cp.async.mbarrier.arrive");
+  if (pending + 1 > kMaxArriveCount)
+    throw MisuseError(MisuseKind::count_out_of_range,
+                      fmt::format("cp.async.mbarrier.arrive raises the pending count past 2^20-1 ({})", describe()));
+  ++pending;
+  ++version;
+}
+
+void MbarrierState::expect_tx(std::int64_t bytes) {
+  require_live("expect_tx");
+  if (bytes < 0 || bytes > kMaxTxCount)
+    throw MisuseError(MisuseKind::tx_out_of_range,
+                      fmt::format("expect_tx({}): byte count outside [0, 2^20-1]", bytes));
+  check_tx(tx + bytes, "expect_tx");
+  if (pending == 0 && tx < 0 && tx + bytes == 0)
+    throw MisuseError(MisuseKind::expect_tx_completes,
+                      fmt::format("expect_tx({}) brings tx-count to 0 with no arrival pending: "
+                                  "whether phase {} completes is unspecified by PTX ({})",
+                                  bytes, phase, describe()));
+  tx += static_cast<std::int32_t>(bytes);
+  ++version;
+}
+
+bool MbarrierState::complete_tx(std::int64_t bytes) {
+  require_live("complete_tx");
+  if (bytes < 0 || bytes > kMaxTxCount)
+    throw MisuseError(MisuseKind::tx_out_of_range,
+                      fmt::format("complete_tx({}): byte count outside [0, 2^20-1]", bytes));
+  check_tx(tx - bytes, "complete_tx");
+  tx -= static_cast<std::int32_t>(bytes);
+  ++version;
+  return complete_if_done();
+}
+
+bool MbarrierState::test_wait_parity(std::int64_t awaited_phase) {
+  require_live("wait");
+  // A named barrier's waiter waits for its own generation, whatever came after it: nothing
+  // there answers by parity.
+  if (named) return awaited_phase < phase;
+  if (awaited_phase != phase && awaited_phase != phase - 1) {
+    bool parity_says = (awaited_phase & 1) != (phase & 1);
+    throw MisuseError(
+        MisuseKind::phase_aliasing,
+        fmt::format("wait for phase {} (parity {}) while the barrier is in phase {}: only the "
+                    "current or the preceding phase can be waited for; hardware would answer "
+                    "{} ({})",
+                    awaited_phase, awaited_phase & 1, phase, parity_says ? "complete" : "not complete",
+                    describe()));
+  }
+  bool complete = awaited_phase == phase - 1;
+  if (complete && phase > 0) phase_observed = true;
+  return complete;
+}
+
+bool MbarrierState::test_wait(const MbarrierToken& token) {
+  require_live("wait(token)");
+  if (token.barrier_id != id)
+    throw MisuseError(MisuseKind::bad_token, "wait with a state token from another mbarrier");
+  return test_wait_parity(token.phase);
+}
+
+std::uint32_t MbarrierState::pending_count(const MbarrierToken& token) {
+  if (!token.no_complete)
+    throw MisuseError(MisuseKind::bad_token,
+                      "pending_count on a token that did not come from arrive.noComplete");
+  return token.pending_before;
+}
+
+bool MbarrierState::wait_would_proceed(std::int64_t awaited_phase) const {
+  if (life != Life::live) return true;  // proceeds to report the misuse
+  if (named) return awaited_phase < phase;
+  return awaited_phase != phase;        // complete, or an aliasing wait that will be reported
+}
+
+}  // namespace mbcheck::sim

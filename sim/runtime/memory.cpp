@@ -1,0 +1,123 @@
+// Plain atomics and the loads and stores of protocol data (the race detector's accesses), and how
+// a race is reported.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "sim/runtime/perform.hpp"
+
+namespace mbcheck::sim {
+
+std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected) {
+  Op op{kind, nullptr, arg};
+  op.addr = addr;
+  op.expected = expected;
+  if (!schedule_point(op)) return 0;
+  StepInfo step{current_->id, op};
+  step.value = *addr;
+  switch (kind) {
+    case OpKind::atomic_store: *addr = arg; step.wrote = true; break;
+    case OpKind::atomic_fetch_add: *addr += arg; step.wrote = true; break;
+    case OpKind::atomic_cas:
+      if (*addr == expected) {
+        *addr = arg;
+        step.wrote = true;
+      }
+      break;
+    default: break;
+  }
+  if (step.wrote) current_->stored_since_poll = true;
+  record(*current_, nullptr);
+  observe(step);
+  return step.value;
+}
+
+std::string Runtime::describe_address(const void* addr) const {
+  const auto at = reinterpret_cast<std::uintptr_t>(addr);
+  std::string label;
+  for (auto l = memory_labels_.rbegin(); l != memory_labels_.rend(); ++l)
+    if (at >= l->begin && at < l->end) {
+      label = fmt::format("'{}'[{}] ", l->name, (at - l->begin) / l->elem_bytes);
+      break;
+    }
+  for (std::uint32_t cta = 0; cta < ctas_.size(); ++cta) {
+    const auto& smem = ctas_[cta].smem;
+    auto raw = reinterpret_cast<std::uintptr_t>(smem.data());
+    auto base = raw + (128 - raw % 128) % 128;
+    if (at >= base && at < raw + smem.size()) {
+      const std::string where =
+          shape_.ctas > 1 ? fmt::format("cta {} smem+{:#x}", cta, at - base) : fmt::format("smem+{:#x}", at - base);
+      return label.empty() ? where : label + "(" + where + ")";
+    }
+  }
+  return label.empty() ? fmt::format("global memory {}", addr) : label + fmt::format("(global memory {})", addr);
+}
+
+void Runtime::end_race(const RaceDetector::Race& race) {
+  auto what = [](bool writes) { return writes ? "writes" : "reads"; };
+  if (race.missing_fence) {
+    end(Verdict::race,
+        fmt::format("missing fence.proxy.async: {} reads {} with the async proxy (step {}), but {} wrote it with an "
+                    "ordinary store (step {}) and ran no fence.proxy.async after that",
+                    describe_agent(race.second), describe_address(race.address), race.second_step,
+                    describe_agent(race.first), race.first_step));
+    outcome_.culprits = {race.first, race.second};
+    return;
+  }
+  end(Verdict::race,
+      fmt::format("data race on {}: {} {} it (step {}) and {} {} it (step {}) with no happens-before between them",
+                  describe_address(race.address), describe_agent(race.first), what(race.first_writes), race.first_step,
+                  describe_agent(race.second), what(race.second_writes), race.second_step));
+  outcome_.culprits = {race.first, race.second};
+}
+
+void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
+  if (over_ || !current_) return;
+  perform_deferred_try();  // an access is an event: the try comes before it
+  if (over_) return;
+  tick();  // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
+  if (write) current_->stored_since_poll = true;
+  if (shape_.cluster_size() > 1) {
+    // Distributed shared memory: a peer's smem while that CTA lives (and only in the cluster).
+    const std::int64_t cta = cta_of(addr, current_->cta);
+    const std::uint32_t size = shape_.cluster_size();
+    if (cta >= 0 && static_cast<std::uint32_t>(cta) != current_->cta) {
+      if (static_cast<std::uint32_t>(cta) / size != current_->cta / size) {
+        end(Verdict::misuse,
+            fmt::format("{}: {} {}: the shared memory of a CTA outside its cluster", describe_agent(current_->id),
+                        write ? "store to" : "load from", describe_address(addr)),
+            MisuseKind::cluster);
+        outcome_.culprits = {current_->id};
+        if (std::uncaught_exceptions() == 0) throw Aborted{};
+        return;
+      }
+      if (!peer_use(*current_, static_cast<std::uint32_t>(cta), write ? "store to" : "load from", nullptr, addr)) {
+        if (std::uncaught_exceptions() == 0) throw Aborted{};
+        return;
+      }
+    }
+  }
+  if (++accesses_in_step_ > limits_.max_accesses_per_step) {
+    end(Verdict::step_limit,
+        fmt::format("{} made {} loads/stores without reaching a barrier operation: an endless loop?",
+                    describe_agent(current_->id), limits_.max_accesses_per_step));
+    outcome_.culprits = {current_->id};
+    if (std::uncaught_exceptions() == 0) throw Aborted{};
+    return;
+  }
+  if (auto race = races_.access(current_->id, addr, bytes, write)) {
+    end_race(*race);
+    if (std::uncaught_exceptions() == 0) throw Aborted{};
+  }
+}
+
+void Runtime::check_failed(const char* what) {
+  if (over_ && std::uncaught_exceptions() > 0) return;
+  end(Verdict::assertion, fmt::format("{}: check failed: {}", describe_agent(current_->id), what));
+  if (outcome_.culprits.empty()) outcome_.culprits = {current_->id};
+  if (std::uncaught_exceptions() > 0) return;
+  throw Aborted{};
+}
+
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,188 @@
+// How the fiber runtime names things in reports: operation kinds and verdicts, agents and
+// CTAs, barriers (registered on first sight) and operations, labelled memory, the protocol's
+// source lines, and the trace entries that replays print.
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "sim/runtime/runtime.hpp"
+
+namespace mbcheck::sim {
+
+const char* to_string(OpKind kind) {
+  // The report template up to its first operand ("arrive {bar}{count}" -> "arrive").
+  static const auto names = [] {
+    std::array<std::string, kOpKinds> n;
+    for (std::size_t k = 0; k < kOpKinds; ++k) {
+      const std::string_view r = op_info(static_cast<OpKind>(k)).report;
+      std::size_t end = r.size();
+      for (std::string_view stop : {" {", "{", " [", " ("}) end = std::min(end, r.find(stop));
+      n[k] = std::string(r.substr(0, end));
+    }
+    return n;
+  }();
+  return names[static_cast<std::size_t>(kind)].c_str();
+}
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::completed: return "completed";
+    case Verdict::deadlock: return "deadlock";
+    case Verdict::livelock: return "livelock";
+    case Verdict::race: return "race";
+    case Verdict::misuse: return "misuse";
+    case Verdict::aliasing: return "aliasing";
+    case Verdict::assertion: return "assertion";
+    case Verdict::lifetime: return "lifetime";
+    case Verdict::exception: return "exception";
+    case Verdict::step_limit: return "step-limit";
+    case Verdict::diverged: return "diverged";
+    case Verdict::pruned: return "pruned";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------
+// naming
+
+std::string Runtime::cta_name(std::uint32_t cta) const {
+  // "cta 1 (rank 1 of 2x1) ": a CTA of a cluster is named with its rank in it.
+  const std::uint32_t size = shape_.cluster_size();
+  if (shape_.ctas == 1) return "";
+  if (size == 1) return fmt::format("cta {} ", cta);
+  return fmt::format("cta {} (rank {} of {}x{}) ", cta, cta % size, shape_.cluster_x, shape_.cluster_y);
+}
+
+std::string Runtime::describe_agent(AgentId id) const {
+  const Agent& a = *agent_at_[id];
+  const std::string cta = cta_name(a.cta);
+  if (a.kind == Agent::Kind::copy) return fmt::format("copy #{} (from {}thread {})", a.copy_seq, cta, a.thread);
+  return fmt::format("{}thread {} (warp {} lane {})", cta, a.thread, a.thread / shape_.warp_size,
+                     a.thread % shape_.warp_size);
+}
+
+std::string Runtime::barrier_name(const MbarrierState& bar) const {
+  if (bar.id == 0 || bar.id > barriers_.size()) return "mbarrier";
+  return barriers_[bar.id - 1].name;
+}
+
+std::string Runtime::describe_op(const Agent& a) const {
+  const Op& op = a.op;
+  const std::string bar = op.bar ? barrier_name(*op.bar) : "";
+  if (op.bar && op.bar->id > 0 && op.bar->id <= barriers_.size() && !barriers_[op.bar->id - 1].collective.empty()) {
+    // A hidden counter stands for a collective or the cluster barrier: named by what it is.
+    if (op.kind == OpKind::arrive_drop) return fmt::format("{}: exits, leaves the count", bar);
+    if (is_arrival(op)) return fmt::format("{}: arrive{}", bar, op.info().order == Order::relaxed ? " (relaxed)" : "");
+    return fmt::format("{}: wait for round {} ({} threads)", bar, op.arg, op.bar->expected);
+  }
+  // The forms the row's template does not tell apart.
+  if (op.remote && op.kind == OpKind::arrive) return fmt::format("arrive.release.cluster {} (remote)", bar);
+  if (op.remote && op.kind == OpKind::complete_tx)
+    return fmt::format("complete_tx.relaxed.cluster {} {} B (remote)", bar, op.arg);
+  switch (op.kind) {
+    case OpKind::bulk_copy:
+      if (op.expected != 0) return fmt::format("cp.async.bulk multicast {} B -> {} in ctas {:#x}", op.arg, bar, op.expected);
+      break;
+    case OpKind::arrive:
+      if (op.bar && op.bar->named) return fmt::format("bar.arrive {} ({} threads)", bar, op.bar->expected);
+      break;
+    case OpKind::wait:
+    case OpKind::test_wait:
+    case OpKind::try_wait:
+      if (op.bar && op.bar->named)
+        return fmt::format("bar.sync {} ({} threads): wait for generation {}", bar, op.bar->expected, op.arg);
+      break;
+    case OpKind::copy_land:
+      return fmt::format("lands {} B ({}/{}) -> complete_tx {}", op.arg, a.copied + op.arg, a.total, bar);
+    case OpKind::bulk_wait_read:
+      return fmt::format("cp.async.bulk.wait_group.read {} ({} stores still reading)", op.arg,
+                         stores_waited_for(a, static_cast<std::uint32_t>(op.arg)));
+    case OpKind::cp_async_wait:
+      return fmt::format("cp.async.wait_group {} ({} copies still in flight)", op.arg,
+                         cp_async_waited_for(a, static_cast<std::uint32_t>(op.arg)));
+    case OpKind::atomic_cas: return fmt::format("atomic cas [{}] {} -> {}", op.addr, op.expected, op.arg);
+    default: break;
+  }
+  return report_text(op, bar);
+}
+
+std::string report_text(const Op& op, std::string_view bar) {
+  const bool plain_count = op.arg == 1 && !op.no_complete;
+  std::string text = fmt::format(
+      fmt::runtime(op.info().report), fmt::arg("bar", bar), fmt::arg("arg", op.arg), fmt::arg("phase", op.arg),
+      fmt::arg("parity", op.arg & 1), fmt::arg("addr", static_cast<const void*>(op.addr)),
+      fmt::arg("count", plain_count ? std::string() : fmt::format(" count {}", op.arg)));
+  if (op.no_complete) text.insert(text.find(' '), ".noComplete");
+  if (op.remote) text += " (.shared::cluster, remote)";
+  if (op.await) text += ", spinning";
+  return text;
+}
+
+Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
+  if (bar.id == 0) {
+    BarrierInfo bi;
+    bi.state = &bar;
+    const std::int64_t at_cta = cta_of(&bar, current_ ? current_->cta : 0);
+    bi.cta = at_cta >= 0 ? static_cast<std::uint32_t>(at_cta) : current_ ? current_->cta : 0;
+    auto base = reinterpret_cast<std::uintptr_t>(cta_shared_memory(bi.cta));
+    auto at = reinterpret_cast<std::uintptr_t>(&bar);
+    bi.name = fmt::format("mbarrier@smem+{:#x}", at - base);
+    if (shape_.ctas > 1) bi.name = fmt::format("cta{}.{}", bi.cta, bi.name);
+    barriers_.push_back(std::move(bi));
+    bar.id = static_cast<std::uint32_t>(barriers_.size());
+  }
+  return barriers_[bar.id - 1];
+}
+
+void Runtime::label(MbarrierState& bar, const char* name, int index) {
+  BarrierInfo& bi = info(bar);
+  bi.name = shape_.ctas > 1 ? fmt::format("cta{}.{}[{}]", bi.cta, name, index) : fmt::format("{}[{}]", name, index);
+}
+
+void Runtime::label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  // One entry per range: a label made again (by every thread, each execution) replaces it.
+  for (MemoryLabel& l : memory_labels_)
+    if (l.begin == at && l.end == at + bytes) {
+      l.name = index >= 0 ? fmt::format("{} {}", name, index) : name;
+      l.elem_bytes = std::max<std::size_t>(elem_bytes, 1);
+      return;
+    }
+  memory_labels_.push_back({at, at + bytes, std::max<std::size_t>(elem_bytes, 1),
+                            index >= 0 ? fmt::format("{} {}", name, index) : std::string(name)});
+}
+
+// A source file as reports show it: relative to the working directory when under it, else
+// to mbcheck's source tree (the bundled protocols), else as the compiler named it.
+std::string source_path(const char* file) {
+  static const std::string cwd = [] {
+    char buf[4096];
+    return getcwd(buf, sizeof buf) ? std::string(buf) + "/" : std::string();
+  }();
+  const std::string f = file;
+  if (!cwd.empty() && f.rfind(cwd, 0) == 0) return f.substr(cwd.size());
+#ifdef MBCHECK_SOURCE_DIR
+  if (f.rfind(MBCHECK_SOURCE_DIR, 0) == 0) return f.substr(std::strlen(MBCHECK_SOURCE_DIR));
+#endif
+  return f;
+}
+
+void name_site(TraceEntry& t, const CallSite& site) {
+  if (site.line == 0) return;
+  t.where = fmt::format("{}:{}", source_path(site.file), site.line);
+  t.function = site.function;
+}
+
+void Runtime::record(const Agent& a, const MbarrierState* bar) {
+  if (!limits_.record_trace) return;
+  TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "", describe_op(a), {}, {}};
+  if (bar) t.what += fmt::format("  => {}", bar->describe());
+  name_site(t, a.site);
+  trace_.push_back(std::move(t));
+}
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,129 @@
+// The operation model: OpKind and each kind's row of sim/runtime/ops.def (op_info()), and the
+// operation record (Op) an agent announces and carries through its scheduling point. Every
+// layer that asks "what kind of operation is this" asks op_info(): the runtime's barrier path,
+// the DPOR relation, the race detector's edges and the reports.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace mbcheck::sim {
+
+struct MbarrierState;
+
+enum class Operand : std::uint8_t { none, count, bytes, phase, groups, value };
+enum class Effect : std::uint8_t {
+  none,
+  init,
+  inval,
+  arrive,
+  arrive_expect_tx,
+  arrive_drop,
+  expect_tx,
+  complete_tx,
+  increment_pending,
+  liveness,
+  observe,
+};
+enum class Order : std::uint8_t { none, release, release_own, release_tracked, acquire, relaxed };
+enum class Dependence : std::uint8_t {
+  independent,
+  lifecycle,
+  arrival,
+  tx_arrival,
+  tx_decrement,
+  ordered_counter,
+  pending_increment,
+  liveness_read,
+  observer,
+  atomic,
+  group_wait,
+  block_sync,
+};
+
+enum class OpKind : std::uint8_t {
+#define MBCHECK_OP(kind, ...) kind,
+#include "sim/runtime/ops.def"
+};
+
+struct OpInfo {
+  std::string_view kind;  // the enumerator's name
+  std::string_view ptx;
+  Operand operand;
+  Effect effect;
+  Order order;
+  Dependence dependence;
+  bool point;
+  std::string_view report;
+};
+
+namespace ops_detail {
+inline constexpr bool yes = true, no = false;
+inline constexpr OpInfo kTable[] = {
+#define MBCHECK_OP(kind, ptx, operand, effect, order, dependence, point, report) \
+  {#kind, ptx, Operand::operand, Effect::effect, Order::order, Dependence::dependence, point, report},
+#include "sim/runtime/ops.def"
+};
+}  // namespace ops_detail
+
+inline constexpr std::size_t kOpKinds = std::size(ops_detail::kTable);
+constexpr const OpInfo& op_info(OpKind kind) { return ops_detail::kTable[static_cast<std::size_t>(kind)]; }
+
+// The short name of a kind ("arrive.expect_tx", "cp.async.bulk"): its report template up to
+// the first operand.
+const char* to_string(OpKind kind);
+
+// The memory scope an operation names (.cta / .cluster) and the state-space form of its
+// barrier operand (.shared::cta: the thread's own CTA; .shared::cluster: any CTA of its
+// cluster, through mapa).
+enum class Scope : std::uint8_t { cta, cluster };
+
+// One operation as an agent announces it. Everything the operation needs after its
+// scheduling point travels here (never in a field of the runtime that another fiber could
+// change in between).
+struct Op {
+  OpKind kind = OpKind::start;
+  MbarrierState* bar = nullptr;
+  std::int64_t arg = 0;
+  bool no_complete = false;
+  void* addr = nullptr;        // atomics
+  std::int64_t expected = 0;   // atomic_cas; a multicast's CTA mask
+  bool await = false;          // test_wait/try_wait: a spin iteration, enabled like a wait
+  bool remote = false;         // the .shared::cluster form (a barrier of any CTA of the cluster)
+  Scope scope = Scope::cta;    // .cta / .cluster
+  const OpInfo& info() const { return op_info(kind); }
+};
+
+// A step as reports name it, from its row's `report` template; `bar` is its barrier's name.
+std::string report_text(const Op& op, std::string_view bar);
+
+inline bool is_atomic(OpKind k) { return op_info(k).dependence == Dependence::atomic; }
+// A wait that blocks until its phase completes: a wait, or a poll made as a spin iteration.
+inline bool is_blocking_wait(const Op& op) {
+  return op.kind == OpKind::wait || (op.info().dependence == Dependence::observer && op.await);
+}
+inline bool is_poll(OpKind k) { return op_info(k).dependence == Dependence::observer && k != OpKind::wait; }
+// An operation on an mbarrier's state (or liveness), as the DPOR relation sees it.
+inline bool on_barrier(const Op& op) { return op.bar && op.info().effect != Effect::none; }
+// An arrive-on (PTX's missing-wait rule applies to it).
+inline bool is_arrival(const Op& op) {
+  const Dependence d = op.info().dependence;
+  return d == Dependence::arrival || d == Dependence::tx_arrival;
+}
+inline bool is_observer(const Op& op) { return op.info().dependence == Dependence::observer; }
+inline bool is_tx_decrement(const Op& op) { return op.info().dependence == Dependence::tx_decrement; }
+// It changes the counts of its barrier's phase (a "counter op" of the relation).
+inline bool is_counter(const Op& op) {
+  switch (op.info().dependence) {
+    case Dependence::arrival:
+    case Dependence::tx_arrival:
+    case Dependence::tx_decrement:
+    case Dependence::ordered_counter:
+    case Dependence::pending_increment: return true;
+    default: return false;
+  }
+}
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,267 @@
+#include "sim/runtime/race_detector.hpp"
+
+#include <algorithm>
+
+namespace mbcheck::sim {
+
+namespace {
+void join(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+}  // namespace
+
+void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
+  if (into.size() < from.size()) into.resize(from.size());
+  for (std::size_t b = 0; b < from.size(); ++b) {
+    const Known& f = from[b];
+    Known& k = into[b];
+    if (f.incarnation > k.incarnation || (f.incarnation == k.incarnation && f.phase > k.phase)) {
+      k.incarnation = f.incarnation;
+      k.phase = f.phase;
+    }
+    k.published = std::max(k.published, f.published);
+  }
+}
+
+RaceDetector::Knowledge& RaceDetector::knowledge(AgentId a) {
+  if (known_.size() <= a) known_.resize(a + 1);
+  return known_[a];
+}
+
+std::uint32_t RaceDetector::incarnation(std::uint32_t barrier) const {
+  return barrier < incarnation_.size() ? incarnation_[barrier] : 0;
+}
+
+std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
+  if (a >= known_.size() || barrier >= known_[a].size()) return -1;
+  const Known& k = known_[a][barrier];
+  return k.incarnation == incarnation(barrier) ? k.phase : -1;
+}
+
+void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by) {
+  if (incarnation_.size() <= barrier) incarnation_.resize(barrier + 1, 0);
+  if (init_by_.size() <= barrier) init_by_.resize(barrier + 1, ~0u);
+  ++incarnation_[barrier];
+  init_by_[barrier] = by;
+}
+
+void RaceDetector::publish_inits(AgentId a) {
+  Knowledge& mine = knowledge(a);
+  for (std::uint32_t b = 0; b < init_by_.size(); ++b) {
+    if (init_by_[b] != a) continue;
+    if (mine.size() <= b) mine.resize(b + 1);
+    mine[b].published = std::max(mine[b].published, incarnation_[b]);
+  }
+}
+
+bool RaceDetector::init_published(AgentId a, std::uint32_t barrier) const {
+  return a < known_.size() && barrier < known_[a].size() && known_[a][barrier].published == incarnation(barrier);
+}
+
+void RaceDetector::release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  join_knowledge(released_knowledge(barrier, phase), knowledge(a));
+}
+
+void RaceDetector::reset(std::size_t agents) {
+  known_.assign(agents, {});
+  incarnation_.clear();
+  init_by_.clear();
+  clocks_.resize(agents);
+  step_.assign(agents, 0);
+  for (std::size_t a = 0; a < agents; ++a) {
+    clocks_[a].assign(agents, 0);
+    clocks_[a][a] = 1;
+  }
+  for (Released& r : released_) r = Released{};
+  shared_reads_.clear();
+  fenced_.assign(agents, 0);
+  for (int k = 0; k < 2; ++k) {
+    groups_done_[k].assign(agents, {});
+    done_uncommitted_[k].assign(agents, {});
+  }
+  ++generation_;  // every shadow word of the last execution is now stale
+}
+
+void RaceDetector::add_agent(AgentId id, AgentId parent) {
+  if (clocks_.size() <= id) {
+    clocks_.resize(id + 1);
+    step_.resize(id + 1, 0);
+  }
+  if (known_.size() <= id) known_.resize(id + 1);
+  known_[id] = known_[parent];
+  clocks_[id] = clocks_[parent];
+  if (clocks_[id].size() <= id) clocks_[id].resize(id + 1, 0);
+  clocks_[id][id] = 1;
+  step_[id] = step_[parent];
+  ++clocks_[parent][parent];  // the issuer's later accesses are not ordered before the copy
+}
+
+void RaceDetector::retire(AgentId a) {
+  VClock().swap(clocks_[a]);
+  if (a < known_.size()) Knowledge().swap(known_[a]);
+}
+
+void RaceDetector::tick(AgentId a, std::uint64_t step) {
+  if (clocks_[a].size() <= a) clocks_[a].resize(a + 1, 0);
+  ++clocks_[a][a];
+  step_[a] = static_cast<std::uint32_t>(step);
+}
+
+std::vector<std::uint32_t>& RaceDetector::released_clock(std::uint32_t barrier, std::int64_t phase) {
+  if (released_.size() <= barrier) released_.resize(barrier + 1);
+  Released& r = released_[barrier];
+  int slot = r.slot_of(phase);
+  if (slot < 0) {
+    slot = 0;  // reuse the oldest phase's slot
+    for (int s = 1; s < kSlots; ++s)
+      if (r.phase[s] < r.phase[slot]) slot = s;
+    r.phase[slot] = phase;
+    r.clock[slot].clear();
+    r.known[slot].clear();
+  }
+  return r.clock[slot];
+}
+
+RaceDetector::Knowledge& RaceDetector::released_knowledge(std::uint32_t barrier, std::int64_t phase) {
+  released_clock(barrier, phase);  // finds (or makes) the phase's slot
+  Released& r = released_[barrier];
+  return r.known[r.slot_of(phase)];
+}
+
+void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  join_knowledge(released_knowledge(barrier, phase), knowledge(a));
+  join(released_clock(barrier, phase), clocks_[a]);
+  ++clocks_[a][a];  // what a does next is not covered by this release
+}
+
+void RaceDetector::release_own(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  auto& into = released_clock(barrier, phase);
+  if (into.size() <= a) into.resize(a + 1, 0);
+  into[a] = std::max(into[a], clocks_[a][a]);
+  ++clocks_[a][a];
+}
+
+void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
+  Knowledge& mine = knowledge(a);
+  if (mine.size() <= barrier) mine.resize(barrier + 1);
+  const std::uint32_t now = incarnation(barrier);
+  if (mine[barrier].incarnation != now || mine[barrier].phase < phase) {
+    mine[barrier].incarnation = now;
+    mine[barrier].phase = phase;
+  }
+  if (released_.size() <= barrier) return;
+  const Released& r = released_[barrier];
+  if (const int slot = r.slot_of(phase); slot >= 0) {
+    join(clocks_[a], r.clock[slot]);
+    join_knowledge(known_[a], r.known[slot]);
+  }
+}
+
+void RaceDetector::join_all(const std::vector<AgentId>& agents) {
+  std::vector<std::uint32_t> all;
+  Knowledge known;
+  for (AgentId a : agents) {
+    join(all, clocks_[a]);
+    join_knowledge(known, known_[a]);
+  }
+  for (AgentId a : agents) {
+    join_knowledge(known_[a], known);
+    join(clocks_[a], all);
+    ++clocks_[a][a];
+  }
+}
+
+void RaceDetector::fence_async(AgentId a) {
+  if (fenced_.size() <= a) fenced_.resize(a + 1, 0);
+  fenced_[a] = clocks_[a][a];
+  ++clocks_[a][a];  // writes after the fence are not covered by it
+}
+
+void RaceDetector::group_member_done(AgentId member, AgentId issuer, Groups kind, std::uint32_t group) {
+  const auto k = static_cast<std::size_t>(kind);
+  if (group == ~0u) {
+    auto& pending = done_uncommitted_[k];
+    if (pending.size() <= issuer) pending.resize(issuer + 1);
+    join(pending[issuer], clocks_[member]);
+    return;
+  }
+  auto& all = groups_done_[k];
+  if (all.size() <= issuer) all.resize(issuer + 1);
+  if (all[issuer].size() <= group) all[issuer].resize(group + 1);
+  join(all[issuer][group], clocks_[member]);
+}
+
+void RaceDetector::commit_group(AgentId issuer, Groups kind, std::uint32_t group) {
+  const auto k = static_cast<std::size_t>(kind);
+  auto& pending = done_uncommitted_[k];
+  if (issuer >= pending.size() || pending[issuer].empty()) return;
+  auto& all = groups_done_[k];
+  if (all.size() <= issuer) all.resize(issuer + 1);
+  if (all[issuer].size() <= group) all[issuer].resize(group + 1);
+  join(all[issuer][group], pending[issuer]);
+  pending[issuer].clear();
+}
+
+void RaceDetector::acquire_groups(AgentId issuer, Groups kind, std::uint32_t groups) {
+  const auto& all = groups_done_[static_cast<std::size_t>(kind)];
+  if (issuer >= all.size()) return;
+  for (std::uint32_t g = 0; g < groups && g < all[issuer].size(); ++g) join(clocks_[issuer], all[issuer][g]);
+}
+
+RaceDetector::Page& RaceDetector::page(std::uintptr_t page_index) {
+  if (page_index != cached_page_) {
+    auto& slot = pages_[page_index];
+    if (!slot) slot = std::make_unique<Page>();
+    cached_page_ = page_index;
+    cached_ = slot.get();
+  }
+  return *cached_;
+}
+
+std::optional<RaceDetector::Race> RaceDetector::access(AgentId a, const void* addr, std::size_t bytes, bool write,
+                                                       bool async) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(addr) / 4;
+  const auto end = (reinterpret_cast<std::uintptr_t>(addr) + bytes + 3) / 4;
+  const Epoch now{a, clocks_[a][a], step_[a], async};
+  std::optional<Race> found;
+  auto report = [&](const Epoch& e, bool e_writes, std::uintptr_t w) {
+    if (!found) found = Race{e.agent, a, e_writes, write, e.step, now.step, reinterpret_cast<const void*>(w * 4)};
+  };
+  Page* pg = nullptr;
+  for (std::uintptr_t w = begin; w < end; ++w) {
+    if (!pg || w % kPageWords == 0) pg = &page(w / kPageWords);
+    Word& s = pg->words[w % kPageWords];
+    if (s.generation != generation_) s = Word{generation_, {}, {}, 0};
+    if (s.write.agent != a && !ordered(s.write, a)) report(s.write, true, w);
+    // The async proxy reading what a thread stored: that thread must have fenced since.
+    if (async && !write && s.write.agent != ~0u && !s.write.async && !found &&
+        (s.write.agent >= fenced_.size() || fenced_[s.write.agent] < s.write.clock)) {
+      report(s.write, true, w);
+      found->missing_fence = true;
+    }
+    if (write) {
+      if (s.read.agent != a && !ordered(s.read, a)) report(s.read, false, w);
+      if (s.more_reads)
+        for (const Epoch& r : shared_reads_[s.more_reads - 1])
+          if (r.agent != a && !ordered(r, a)) report(r, false, w);
+      s.write = now;
+      s.read = Epoch{};
+      s.more_reads = 0;
+    } else if (s.read.agent == ~0u || s.read.agent == a || ordered(s.read, a)) {
+      s.read = now;  // the earlier read happens before this one: it need not be kept
+    } else {
+      // Concurrent readers: keep them all (rare in pipelines: one reader per word).
+      if (!s.more_reads) {
+        shared_reads_.emplace_back();
+        s.more_reads = static_cast<std::uint32_t>(shared_reads_.size());
+      }
+      shared_reads_[s.more_reads - 1].push_back(s.read);
+      s.read = now;
+    }
+  }
+  return found;
+}
+
+}  // namespace mbcheck::sim

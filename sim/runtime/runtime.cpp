@@ -1,0 +1,586 @@
+#include "sim/runtime/runtime.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/all.hpp>
+#include <cstring>
+#include <exception>
+#include <map>
+
+#include "sim/runtime/asan_fibers.hpp"
+#include "sim/runtime/crash.hpp"
+
+namespace mbcheck::sim {
+
+namespace {
+thread_local Runtime* tl_runtime = nullptr;
+}
+
+// The boost::fibers scheduling algorithm of one OS thread. It keeps no ready queue: the
+// runtime decides which context runs next (next_ctx_) and this class hands it to Boost.
+// Boost re-awakens every context it switches away from; only the main and dispatcher
+// contexts need remembering, and a newborn fiber's context is bound to its agent here.
+class StrategyScheduler final : public boost::fibers::algo::algorithm {
+ public:
+  void awakened(boost::fibers::context* ctx) noexcept override {
+    if (ctx->is_context(boost::fibers::type::main_context)) {
+      main_ = ctx;
+      main_ready_ = true;
+    } else if (ctx->is_context(boost::fibers::type::dispatcher_context)) {
+      dispatcher_ = ctx;
+      dispatcher_ready_ = true;
+    } else if (Runtime* rt = tl_runtime; rt && rt->newborn_ != kNoAgent) {
+      Agent& a = *rt->agent_at_[rt->newborn_];
+      if (a.ctx == nullptr) a.ctx = ctx;
+    }
+  }
+
+  boost::fibers::context* pick_next() noexcept override {
+    boost::fibers::context* next = choose_next();
+    announce_switch(next);
+    return next;
+  }
+
+  bool has_ready_fibers() const noexcept override {
+    Runtime* rt = tl_runtime;
+    return (rt && rt->next_ctx_) || main_ready_ || dispatcher_ready_;
+  }
+  // Nothing here ever waits on time or on other threads.
+  void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {}
+  void notify() noexcept override {}
+
+  boost::fibers::context* dispatcher() const { return dispatcher_; }
+
+ private:
+  boost::fibers::context* choose_next() noexcept {
+    if (Runtime* rt = tl_runtime; rt && rt->next_ctx_) {
+      boost::fibers::context* next = rt->next_ctx_;
+      rt->next_ctx_ = nullptr;
+      if (next == main_) main_ready_ = false;
+      if (next == dispatcher_) dispatcher_ready_ = false;
+      return next;
+    }
+    if (main_ready_) {
+      main_ready_ = false;
+      return main_;
+    }
+    if (dispatcher_ready_) {
+      dispatcher_ready_ = false;
+      return dispatcher_;
+    }
+    return nullptr;  // Boost runs its dispatcher
+  }
+  // Tells AddressSanitizer which stack Boost is about to switch to (sim/runtime/asan_fibers.hpp).
+  void announce_switch([[maybe_unused]] boost::fibers::context* next) noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+    const void* bottom = nullptr;
+    std::size_t size = 0;
+    if (next == main_) {
+      asan_fibers::thread_stack(bottom, size);
+    } else if (Runtime* rt = tl_runtime; rt && next && next != dispatcher_) {
+      for (Agent* a : rt->agent_at_)
+        if (a->ctx == next) {
+          bottom = a->stack_lo;
+          size = static_cast<std::size_t>(a->stack_hi - a->stack_lo);
+          break;
+        }
+    }
+    asan_fibers::start_switch(bottom, size);
+#endif
+  }
+
+  boost::fibers::context* main_ = nullptr;
+  boost::fibers::context* dispatcher_ = nullptr;
+  bool main_ready_ = false;
+  bool dispatcher_ready_ = false;
+};
+
+namespace {
+thread_local StrategyScheduler* tl_scheduler = nullptr;
+
+void install_scheduler() {
+  if (tl_scheduler) return;
+  auto* algo = new StrategyScheduler();  // owned (ref-counted) by boost::fibers' per-thread scheduler
+  tl_scheduler = algo;
+  boost::fibers::context::active()->get_scheduler()->set_algo(boost::fibers::algo::algorithm::ptr_t(algo));
+}
+}  // namespace
+
+// Spin-loop recognition compares a thread's live stack between two polls. So that the
+// comparison depends only on what this execution wrote, the top kZeroedStack bytes of every
+// stack are zeroed when a fiber gets it (a pooled stack holds the last execution's frames);
+// a thread deeper than that at a poll is not checked for spinning (which loses nothing).
+constexpr std::size_t kZeroedStack = 2 * Runtime::kSnapshotLimit;
+static_assert(Runtime::kSnapshotLimit * 2 <= kZeroedStack);
+
+// Executions create and drop hundreds of fibers each: their stacks (each with a guard region
+// below it, sim/runtime/crash.hpp) are pooled. The pool is shared with the allocators Boost keeps,
+// so that a stack given back late still has somewhere to go.
+struct Runtime::StackPool {
+  std::shared_ptr<GuardedStackPool> pool;
+  unsigned char* last = nullptr;  // the stack handed out last: the newborn fiber's
+};
+
+class ZeroedGuardedStack {
+ public:
+  ZeroedGuardedStack(std::shared_ptr<GuardedStackPool> pool, unsigned char** last)
+      : pool_(std::move(pool)), last_(last) {}
+  boost::context::stack_context allocate() {
+    unsigned char* lo = pool_->take();
+    asan_fibers::unpoison(lo, pool_->bytes());
+    const std::size_t zeroed = std::min(kZeroedStack, pool_->bytes());
+    std::memset(lo + pool_->bytes() - zeroed, 0, zeroed);
+    *last_ = lo;
+    boost::context::stack_context sctx;
+    sctx.size = pool_->bytes();
+    sctx.sp = lo + pool_->bytes();
+    return sctx;
+  }
+  void deallocate(boost::context::stack_context& sctx) noexcept {
+    pool_->give(static_cast<unsigned char*>(sctx.sp) - sctx.size);
+  }
+
+ private:
+  std::shared_ptr<GuardedStackPool> pool_;
+  unsigned char** last_;
+};
+
+Runtime::Runtime() : stacks_(std::make_unique<StackPool>()) {}
+Runtime::~Runtime() {
+  if (watched_) unwatch(*this);
+}
+
+Runtime& Runtime::current() { return *tl_runtime; }
+Runtime* Runtime::current_or_null() { return tl_runtime; }
+
+unsigned char* Runtime::cta_shared_memory(std::uint32_t cta) {
+  auto& smem = ctas_[cta].smem;
+  auto addr = reinterpret_cast<std::uintptr_t>(smem.data());
+  return smem.data() + ((128 - addr % 128) % 128);  // 128-byte aligned, as the device's
+}
+
+unsigned char* Runtime::shared_memory() { return cta_shared_memory(current_->cta); }
+
+// ---------------------------------------------------------------------------------------
+// the enabled set
+
+void Runtime::add_enabled(Agent& a) {
+  a.state = Agent::State::ready;
+  if (a.enabled_pos != ~0u) return;
+  a.enabled_pos = static_cast<std::uint32_t>(enabled_.size());
+  enabled_.push_back(a.id);
+}
+
+void Runtime::remove_enabled(Agent& a) {
+  if (a.enabled_pos == ~0u) return;
+  AgentId last = enabled_.back();
+  enabled_[a.enabled_pos] = last;
+  agent_at_[last]->enabled_pos = a.enabled_pos;
+  enabled_.pop_back();
+  a.enabled_pos = ~0u;
+}
+
+bool Runtime::is_enabled_now(const Agent& a) const {
+  switch (a.op.kind) {
+    case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
+    case OpKind::test_wait:
+    case OpKind::try_wait: return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg);
+    case OpKind::bulk_wait_read: return stores_waited_for(a, static_cast<std::uint32_t>(a.op.arg)) == 0;
+    case OpKind::cp_async_wait: return cp_async_waited_for(a, static_cast<std::uint32_t>(a.op.arg)) == 0;
+    default: return true;
+  }
+}
+
+void Runtime::announce(Agent& a) {
+  if (a.op.kind == OpKind::block_sync) {
+    CtaInfo& cta = ctas_[a.cta];
+    cta.at_sync.push_back(a.id);
+    a.state = Agent::State::blocked;
+    if (cta.at_sync.size() == cta.live_threads) {
+      cta.release_step = steps_;
+      races_.join_all(cta.at_sync);
+      for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
+      cta.at_sync.clear();
+    }
+    return;
+  }
+  if (is_enabled_now(a)) {
+    add_enabled(a);
+    if (is_blocking_wait(a.op) && (!a.op.bar->is_live() || a.op.arg >= a.op.bar->phase))
+      info(*a.op.bar).fragile_waits.push_back(a.id);
+    return;
+  }
+  a.state = Agent::State::blocked;
+  if (a.op.info().dependence == Dependence::group_wait) return;  // landings enable it
+  info(*a.op.bar).waiters.push_back(a.id);
+}
+
+void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
+  BarrierInfo& bi = info(bar);
+  if (!phase_completed) return;
+  // A new phase (or init) can also disable an enabled wait: one announced on uninitialised
+  // memory, or one for a phase ahead of the barrier that has now become the current phase.
+  std::vector<AgentId> fragile;
+  fragile.swap(bi.fragile_waits);
+  for (AgentId id : fragile) {
+    Agent& w = *agent_at_[id];
+    if (w.enabled_pos == ~0u || !is_blocking_wait(w.op) || w.op.bar != &bar) continue;  // it has moved on
+    if (!is_enabled_now(w)) {
+      remove_enabled(w);
+      w.state = Agent::State::blocked;
+      bi.waiters.push_back(w.id);
+    } else if (!bar.is_live() || w.op.arg >= bar.phase) {
+      bi.fragile_waits.push_back(id);
+    }
+  }
+  auto keep = bi.waiters.begin();
+  for (AgentId id : bi.waiters) {
+    Agent& w = *agent_at_[id];
+    if (is_enabled_now(w))
+      add_enabled(w);
+    else
+      *keep++ = id;
+  }
+  bi.waiters.erase(keep, bi.waiters.end());
+}
+
+// ---------------------------------------------------------------------------------------
+// scheduling
+
+void Runtime::switch_to(boost::fibers::context* ctx) {
+  next_ctx_ = ctx;
+  boost::this_fiber::yield();
+  asan_fibers::finish_switch();
+}
+
+boost::fibers::context* Runtime::decide() {
+  while (!over_) {
+    if (enabled_.empty()) {
+      if (unfinished_threads_ == 0)
+        end(Verdict::completed, "all threads finished");
+      else
+        end_blocked();
+      break;
+    }
+    if (steps_ >= limits_.max_steps) {
+      end(Verdict::step_limit,
+          fmt::format("no end after {} steps (raise --max-steps if the protocol is just long)", steps_));
+      break;
+    }
+    AgentId pick = strategy_->choose(*this);
+    if (pick == kStopExecution) {
+      end(Verdict::pruned, "stopped by the strategy");
+      break;
+    }
+    if (pick >= agents_.size() || agent_at_[pick]->enabled_pos == ~0u) {
+      end(Verdict::diverged,
+          pick >= agents_.size()
+              ? fmt::format("the schedule names agent {} at step {}, which does not exist here", pick, steps_)
+              : fmt::format("the schedule runs {} at step {}, but it is not enabled here (it is at: {})",
+                            describe_agent(pick), steps_, describe_op(*agent_at_[pick])));
+      break;
+    }
+    outcome_.schedule.push_back(pick);
+    Agent& a = *agent_at_[pick];
+    remove_enabled(a);
+    ++steps_;
+    accesses_in_step_ = 0;
+    races_.tick(pick, steps_);
+    last_agent_ = pick;
+    if (a.kind == Agent::Kind::copy) {
+      if (a.op.kind == OpKind::store_land)
+        land_store(a);
+      else if (a.op.kind == OpKind::cp_async_land)
+        land_cp_async(a);
+      else if (a.op.kind == OpKind::async_arrive)
+        async_arrive(a);
+      else
+        land_copy_piece(a);
+      continue;
+    }
+    a.state = Agent::State::running;
+    current_ = &a;
+    return a.ctx;
+  }
+  current_ = nullptr;
+  return main_ctx_;
+}
+
+bool Runtime::schedule_point(const Op& op) {
+  Agent& a = *current_;
+  if (over_) {
+    if (std::uncaught_exceptions() > 0) return false;
+    throw Aborted{};
+  }
+  perform_deferred_try();  // the thread's try_wait_status comes before this event
+  to_runtime();
+  a.op = op;
+  if (!is_poll(op.kind)) a.last_poll_failed = false;
+  announce(a);
+  if (priming_) {
+    switch_to(main_ctx_);
+  } else {
+    boost::fibers::context* next = decide();
+    if (next != a.ctx) switch_to(next);
+  }
+  current_ = &a;
+  to_protocol();  // also when it only unwinds: its destructors are protocol code
+  if (over_) {
+    if (std::uncaught_exceptions() > 0) return false;
+    throw Aborted{};
+  }
+  return true;
+}
+
+void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misuse) {
+  if (over_) return;
+  over_ = true;
+  // The step that failed did not get to record itself: record it, marked.
+  if (limits_.record_trace && last_agent_ != kNoAgent && v != Verdict::completed && v != Verdict::pruned &&
+      (trace_.empty() || trace_.back().step != steps_)) {
+    const Agent& a = *agent_at_[last_agent_];
+    TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "",
+                 describe_op(a) + "  (fails here: " + to_string(v) + ")", {}, {}};
+    name_site(t, a.site);
+    trace_.push_back(std::move(t));
+  }
+  outcome_.verdict = v;
+  outcome_.message = std::move(message);
+  outcome_.misuse = misuse;
+}
+
+void Runtime::end_blocked() {
+  if (observer_) observer_->on_blocked(*this);
+  // Group blocked threads that wait for the same thing, as ranges of consecutive threads.
+  struct Group {
+    std::uint32_t cta, first, last;
+    std::string what;
+  };
+  std::vector<Group> groups;
+  std::uint32_t blocked = 0;
+  for (const Agent& a : agents_) {
+    if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished) continue;
+    ++blocked;
+    std::string what;
+    if (a.op.kind == OpKind::block_sync) {
+      const CtaInfo& cta = ctas_[a.cta];
+      what = fmt::format("wait at sync_threads ({} of {} live threads arrived)", cta.at_sync.size(), cta.live_threads);
+    } else if (!info_of(*a.op.bar).collective.empty()) {
+      what = describe_op(a);
+    } else {
+      what = fmt::format("wait {}; {}: {}", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
+                         barrier_name(*a.op.bar), a.op.bar->describe());
+    }
+    if (!groups.empty() && groups.back().cta == a.cta && groups.back().last + 1 == a.thread &&
+        groups.back().what == what) {
+      groups.back().last = a.thread;
+    } else {
+      groups.push_back({a.cta, a.thread, a.thread, std::move(what)});
+      outcome_.culprits.push_back(a.id);  // one thread of each group
+    }
+  }
+  for (const Group& g : groups) {
+    std::string who = cta_name(g.cta);
+    std::uint32_t ws = shape_.warp_size;
+    if (g.first == g.last)
+      who += fmt::format("thread {} (warp {} lane {})", g.first, g.first / ws, g.first % ws);
+    else if (g.first / ws == g.last / ws)
+      who += fmt::format("threads {}-{} (warp {})", g.first, g.last, g.first / ws);
+    else
+      who += fmt::format("threads {}-{} (warps {}-{})", g.first, g.last, g.first / ws, g.last / ws);
+    outcome_.details.push_back(fmt::format("{} {}", who, g.what));
+  }
+  std::string first = groups.empty() ? std::string() : ": " + outcome_.details.front();
+  for (const Agent& a : agents_) {
+    if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished || !a.op.await) continue;
+    outcome_.culprits = {a.id};
+    end(Verdict::livelock,
+        fmt::format("{} spins forever on {} {} for phase {}: every poll fails and its loop changes nothing, and no "
+                    "other thread can complete the phase; {}: {}",
+                    describe_agent(a.id), to_string(a.op.kind), barrier_name(*a.op.bar), a.op.arg,
+                    barrier_name(*a.op.bar), a.op.bar->describe()));
+    return;
+  }
+  end(Verdict::deadlock,
+      fmt::format("{} of {} threads blocked, none can proceed{}{}", blocked, threads_, first,
+                  groups.size() > 1 ? fmt::format(" (and {} more groups)", groups.size() - 1) : ""));
+}
+
+void Runtime::thread_finished(Agent& a) {
+  a.state = Agent::State::finished;
+  remove_enabled(a);
+  --unfinished_threads_;
+  CtaInfo& cta = ctas_[a.cta];
+  --cta.live_threads;
+  if (shape_.cluster_size() > 1 && !over_) {
+    const auto& mine = races_.clock(a.id);
+    if (cta.exit_clock.size() < mine.size()) cta.exit_clock.resize(mine.size(), 0);
+    for (std::size_t i = 0; i < mine.size(); ++i) cta.exit_clock[i] = std::max(cta.exit_clock[i], mine[i]);
+    if (cta.live_threads == 0) cta_exited(a.cta);
+  }
+  if (!cta.at_sync.empty() && cta.at_sync.size() == cta.live_threads) {
+    cta.release_step = steps_;
+    races_.join_all(cta.at_sync);
+    for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
+    cta.at_sync.clear();
+  }
+}
+
+void Runtime::fiber_main(AgentId id) {
+  asan_fibers::finish_switch();
+  Agent& a = *agent_at_[id];
+  a.stack_top = static_cast<const unsigned char*>(__builtin_frame_address(0));
+  try {
+    if (!over_) {
+      to_protocol();
+      program_->thread_main();
+      perform_deferred_try();  // a try nothing waited on still happened before the exit
+      named_barrier_exit();
+      cluster_barrier_exit();
+    }
+  } catch (const Aborted&) {
+  } catch (const std::exception& e) {
+    end(Verdict::exception, fmt::format("{} threw: {}", describe_agent(id), e.what()));
+    if (outcome_.culprits.empty()) outcome_.culprits = {id};
+  } catch (...) {
+    end(Verdict::exception, fmt::format("{} threw a non-std exception", describe_agent(id)));
+    if (outcome_.culprits.empty()) outcome_.culprits = {id};
+  }
+  to_runtime();
+  thread_finished(a);
+  if (priming_ || over_) {
+    current_ = nullptr;
+    next_ctx_ = main_ctx_;
+  } else {
+    next_ctx_ = decide();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// one execution
+
+Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& limits, StepObserver* observer) {
+  if (auto err = stack_size_error(limits.stack_bytes)) throw std::invalid_argument(*err);
+  install_scheduler();
+  prepare_thread_for_reports();
+  if (!stacks_->pool || stacks_->pool->bytes() != limits.stack_bytes)
+    stacks_->pool = std::make_shared<GuardedStackPool>(limits.stack_bytes);
+  watch_limit_s_.store(limits.watchdog_seconds, std::memory_order_relaxed);
+  if (limits.watchdog_seconds > 0 && !watched_) {
+    watch(*this);
+    watched_ = true;
+  }
+  struct Restore {  // the outer runtime is current again however this returns
+    Runtime* outer = tl_runtime;
+    ~Restore() { tl_runtime = outer; }
+  } restore;
+  tl_runtime = this;
+  program_ = &program;
+  strategy_ = &strategy;
+  observer_ = observer;
+  limits_ = limits;
+  shape_ = program.shape();
+  if (auto err = launch_shape_error(shape_)) throw ProgramError(fmt::format("Program::shape(): {}", *err));
+  agents_.clear();
+  agent_at_.clear();
+  barriers_.clear();
+  enabled_.clear();
+  trace_.clear();
+  tries_.clear();
+  outcome_ = Outcome{};
+  steps_ = 0;
+  copies_ = 0;
+  over_ = false;
+  last_agent_ = kNoAgent;
+  threads_ = shape_.ctas * shape_.threads_per_cta;
+  unfinished_threads_ = threads_;
+  ctas_.resize(shape_.ctas);
+  for (CtaInfo& cta : ctas_) {
+    cta.smem.assign(shape_.smem_bytes + 128, 0);
+    cta.live_threads = shape_.threads_per_cta;
+    cta.at_sync.clear();
+    for (MbarrierState& nb : cta.named) nb = MbarrierState{};
+    for (std::uint32_t id = 0; id < kNamedBarriers; ++id)
+      for (int slot = 0; slot < 2; ++slot) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;
+    cta.collectives.clear();
+    cta.exit_clock.clear();
+    cta.peer_uses.clear();
+  }
+  cluster_bars_.assign(shape_.ctas / shape_.cluster_size(), Rendezvous{});
+  try {
+    program.reset();
+  } catch (const std::exception& e) {
+    throw ProgramError(fmt::format("Program::reset() threw: {}", e.what()));
+  } catch (...) {
+    throw ProgramError("Program::reset() threw a non-std exception");
+  }
+  races_.reset(threads_);
+  memory_labels_.clear();
+  strategy.begin_execution();
+  main_ctx_ = boost::fibers::context::active();
+
+  for (std::uint32_t cta = 0; cta < shape_.ctas; ++cta) {
+    for (std::uint32_t t = 0; t < shape_.threads_per_cta; ++t) {
+      Agent a;
+      a.id = static_cast<AgentId>(agents_.size());
+      a.cta = cta;
+      a.thread = t;
+      agents_.push_back(a);
+      agent_at_.push_back(&agents_.back());
+      newborn_ = a.id;
+      boost::fibers::fiber f(std::allocator_arg, ZeroedGuardedStack(stacks_->pool, &stacks_->last), [this, id = a.id] { fiber_main(id); });
+      f.detach();
+      Agent& born = *agent_at_[a.id];
+      born.stack_lo = stacks_->last;
+      born.stack_hi = stacks_->last + limits.stack_bytes;
+    }
+  }
+  newborn_ = kNoAgent;
+
+  // Priming: run every thread, in order, up to its first visible operation. Code before it
+  // touches nothing shared that the schedule could order differently.
+  priming_ = true;
+  for (std::uint32_t i = 0; i < threads_ && !over_; ++i) {
+    current_ = &*agent_at_[i];
+    switch_to(agent_at_[i]->ctx);
+  }
+  priming_ = false;
+  if (!over_) {
+    boost::fibers::context* next = decide();
+    if (next != main_ctx_) switch_to(next);
+  }
+  // The execution is over: unwind every thread still inside protocol code.
+  for (std::uint32_t i = 0; i < threads_; ++i) {
+    if (agent_at_[i]->state == Agent::State::finished) continue;
+    current_ = &*agent_at_[i];
+    switch_to(agent_at_[i]->ctx);
+  }
+  current_ = nullptr;
+  to_runtime();
+  // Let Boost's dispatcher free the terminated fibers (and their stacks) now.
+  if (tl_scheduler->dispatcher()) switch_to(tl_scheduler->dispatcher());
+
+  outcome_.steps = steps_;
+  if (outcome_.verdict == Verdict::completed) {
+    // The output check judges this schedule's output: its exception is this execution's bug.
+    try {
+      if (auto err = program.check_result()) {
+        outcome_.verdict = Verdict::assertion;
+        outcome_.message = *err;
+      }
+    } catch (const std::exception& e) {
+      outcome_.verdict = Verdict::exception;
+      outcome_.message = fmt::format("Program::check_result() threw: {}", e.what());
+    } catch (...) {
+      outcome_.verdict = Verdict::exception;
+      outcome_.message = "Program::check_result() threw a non-std exception";
+    }
+  }
+  return std::move(outcome_);
+}
+
+}  // namespace mbcheck::sim

@@ -1,0 +1,589 @@
+// The fiber runtime: one Boost.Fiber fiber per device thread, one data-only agent per
+// in-flight bulk copy, and a custom boost::fibers scheduling algorithm that hands every
+// scheduling decision to a Strategy.
+//
+// Model. Each agent announces its next visible operation (a barrier instruction, a bulk
+// copy issue, a block sync; for a copy agent, the landing of its next piece) and stops
+// there. At every such point the Strategy picks one ENABLED agent, which performs its
+// operation and runs its local code up to its next announcement: one step. A wait is
+// enabled only once the phase it waits for has completed (or when it would report a
+// misuse). A poll (test_wait/try_wait) is always enabled and answers the barrier's state,
+// except a spin iteration: a poll of the same barrier and phase as the thread's previous,
+// failed, poll, made from exactly the same registers and stack, with no store in between.
+// That iteration changed nothing, so failing again would only repeat it: the poll waits
+// for the phase instead (an "await"), and spin loops are not explored spin by spin. No
+// enabled agent while some are unfinished is a deadlock, or a livelock when a thread is
+// left in such a spin.
+//
+// A try_wait whose answer only a later wait reads (P::WaitStatus, CUTLASS's consumer_try_wait
+// then consumer_wait) is deferred: it has no effect the protocol can see before its thread's
+// next event, so it is performed right before that event, as a step of its own. When that next
+// event is the wait on its status, the pair is one blocking wait: a try that found the phase
+// complete followed by nothing is a wait that ran then, and a try that timed out followed by
+// the wait is that wait later. Both orders of the try against the completion are covered by
+// one blocking wait's, with the same acquire point and the same aliasing checks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/runtime/asan_fibers.hpp"
+#include "sim/runtime/mbarrier.hpp"
+#include "sim/runtime/ops.hpp"
+#include "spec/platform.hpp"
+#include "sim/runtime/race_detector.hpp"
+
+namespace boost::fibers {
+class context;
+}
+
+namespace mbcheck::sim {
+
+inline constexpr AgentId kNoAgent = ~AgentId{0};
+
+// What try_wait_status returns: which deferred try_wait it was (Runtime's table of them).
+struct TryWaitStatus {
+  std::uint64_t id = 0;  // 0: no try_wait made it
+};
+
+// How one execution ended.
+enum class Verdict : std::uint8_t {
+  completed,   // every thread finished (the protocol's own result check may still fail)
+  deadlock,    // no agent enabled, some unfinished
+  livelock,    // as deadlock, but some thread spins on test_wait/try_wait forever
+  race,        // two accesses to one word, one a write, not ordered by happens-before
+  misuse,      // a barrier rule was broken (see misuse kind)
+  aliasing,    // a wait for a phase that is neither current nor preceding
+  assertion,   // P::check failed, or the output differs from the reference
+  lifetime,    // a CTA can exit while a peer still arrives on its barriers or touches its smem
+  exception,   // protocol code threw
+  step_limit,  // more steps than allowed
+  diverged,    // replay: the protocol did not do what the schedule recorded
+  pruned,      // the strategy stopped the execution (redundant for the search): not a bug
+};
+const char* to_string(Verdict v);
+inline bool is_bug(Verdict v) { return v != Verdict::completed && v != Verdict::pruned; }
+
+struct Outcome {
+  Verdict verdict = Verdict::completed;
+  std::optional<MisuseKind> misuse;
+  std::string message;            // one line, the cause
+  std::vector<std::string> details;  // e.g. one line per group of blocked threads
+  std::vector<AgentId> schedule;  // the agent chosen at each step: replays this execution
+  std::uint64_t steps = 0;
+  std::vector<AgentId> culprits;  // the agents the cause names (for the timeline)
+};
+
+// One step of a recorded execution (RunLimits::record_trace).
+struct TraceEntry {
+  std::uint64_t step = 0;
+  AgentId agent = kNoAgent;
+  std::string who;      // "thread 37 (warp 1 lane 5)"
+  std::string barrier;  // name of the barrier it touched, if any
+  std::string what;     // "arrive empty[1]  => phase 0, pending 127/128, tx 0"
+  std::string where;    // the protocol's source line: "spec/kernels/tma_pipeline.hpp:97" ("" if unknown)
+  std::string function; // the function that made the call
+};
+
+// A source file as reports show it (relative to the working directory or mbcheck's tree).
+std::string source_path(const char* file);
+// Fills a trace entry's source line from the call site its agent announced (none: left empty).
+void name_site(TraceEntry& t, const CallSite& site);
+
+// What one execution launches: a grid of CTAs of threads, each CTA with its own zeroed
+// dynamic shared memory.
+struct LaunchShape {
+  std::uint32_t ctas = 1;
+  std::uint32_t threads_per_cta = 1;
+  std::uint32_t warp_size = 32;
+  std::size_t smem_bytes = 0;
+  std::uint32_t copy_pieces = 1;  // each bulk copy lands in this many pieces (complete_tx each)
+  // Thread block clusters of cluster_x by cluster_y CTAs (at most 16, dividing ctas): CTA c is
+  // rank c % size of cluster c / size, at (rank % cluster_x, rank / cluster_x) in it.
+  std::uint32_t cluster_x = 1, cluster_y = 1;
+  std::uint32_t cluster_size() const { return cluster_x * cluster_y; }
+};
+// Why `shape` cannot be launched (a cluster that does not divide the grid, ...), or nullopt.
+std::optional<std::string> launch_shape_error(const LaunchShape& shape);
+
+// A protocol as the runtime sees it. The same object runs many executions.
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual LaunchShape shape() const = 0;
+  virtual void reset() = 0;        // fresh global memory before each execution
+  virtual void thread_main() = 0;  // the kernel, for the current thread (HostPlatform)
+  // After a completed execution: an error message if the output is wrong.
+  virtual std::optional<std::string> check_result() { return std::nullopt; }
+};
+
+class Runtime;
+
+// Returned by Strategy::choose to end the execution as "pruned" (e.g. sleep-set blocked).
+inline constexpr AgentId kStopExecution = kNoAgent - 1;
+
+// Picks the agent that runs next. The runtime asks at every scheduling point with at least
+// one enabled agent; the choice must be one of rt.enabled() (or kStopExecution).
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual void begin_execution() {}
+  virtual AgentId choose(const Runtime& rt) = 0;
+};
+
+// What one step did, reported right after it (the explorer builds its events from these).
+struct StepInfo {
+  AgentId agent = kNoAgent;
+  Op op;                          // the operation performed
+  std::int64_t phase_before = 0;  // barrier ops: the barrier's phase when it ran
+  bool completed = false;         // it completed the barrier's phase
+  bool result = false;            // test_wait/try_wait: the answer
+  std::int64_t value = 0;         // atomics: the value read (load/fetch_add/cas)
+  bool wrote = false;             // atomics: whether it wrote (cas may not)
+  AgentId spawned = kNoAgent;     // bulk_copy: the first copy agent it created
+  std::uint32_t spawned_count = 0;  // how many (a multicast makes one per destination CTA)
+};
+
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void on_step(const Runtime& rt, const StepInfo& step) = 0;
+  // The execution ends with threads blocked (deadlock or livelock); they are still there.
+  virtual void on_blocked(const Runtime&) {}
+};
+
+// The fiber stack size every RunLimits starts with: 64 KiB unless set_default_stack_bytes
+// changed it (the CLI's --stack-size sets it once, so that the search, the shrinker and every
+// replay of a counterexample run with the same stacks).
+std::size_t default_stack_bytes();
+void set_default_stack_bytes(std::size_t bytes);  // throws std::invalid_argument, as below
+// Why `bytes` is not a valid fiber stack size (a multiple of the page size, 16 KiB to
+// 16 MiB), or nullopt.
+std::optional<std::string> stack_size_error(std::size_t bytes);
+
+struct RunLimits {
+  std::uint64_t max_steps = 10'000'000;
+  bool record_trace = false;     // keep a line per step (replay output)
+  // Loads and stores one thread may make between two visible operations before the step
+  // counts as endless (a loop that never reaches a barrier operation).
+  std::uint64_t max_accesses_per_step = 50'000'000;
+  // Each thread's fiber stack, with a guard region below it: overflowing it ends the
+  // process with a report naming the thread (sim/runtime/crash.hpp). execute() throws
+  // std::invalid_argument for a size stack_size_error rejects.
+  std::size_t stack_bytes = default_stack_bytes();
+  // Wall-clock seconds one thread may run protocol code without calling into the runtime
+  // (no visible operation, P::load or P::store: a loop that max_accesses_per_step cannot
+  // end): past it a watchdog names the thread and ends the process with status 1
+  // (sim/runtime/crash.hpp). 0: no limit.
+  double watchdog_seconds = 10;
+};
+
+// Program::reset() threw: the harness, not a schedule, is broken (execute() throws this).
+struct ProgramError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Agent {
+  enum class Kind : std::uint8_t { thread, copy };
+  enum class State : std::uint8_t { ready, blocked, running, finished };
+  AgentId id = 0;
+  Kind kind = Kind::thread;
+  State state = State::ready;
+  std::uint32_t cta = 0;
+  std::uint32_t thread = 0;  // thread index in the CTA; for a copy: issuing thread
+  Op op;                     // the announced next operation
+  CallSite site;             // where protocol code announced it (a copy: where it was issued)
+  // Spin-loop recognition (see the top of this file): the thread's state at its last
+  // poll, kept while that poll failed and the thread has stored nothing since.
+  bool last_poll_failed = false;
+  bool stored_since_poll = false;
+  MbarrierState* poll_bar = nullptr;
+  std::int64_t poll_phase = 0;
+  OpKind poll_kind = OpKind::start;
+  std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
+  std::uint64_t deferred_try = 0;  // its try_wait_status not yet performed (an id), 0: none
+  // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
+  std::int64_t cluster_arrived = -1;
+  const unsigned char* stack_top = nullptr;           // where its fiber's frames begin
+  // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
+  const unsigned char* stack_lo = nullptr;
+  const unsigned char* stack_hi = nullptr;
+  std::uint32_t enabled_pos = ~0u;
+  boost::fibers::context* ctx = nullptr;
+  // bulk stores this thread issued: not yet committed, and committed but not yet read
+  std::vector<AgentId> uncommitted_stores;
+  std::vector<std::uint32_t> store_groups;  // per committed bulk async-group: stores still reading
+  std::uint32_t async_group = 0;            // a store or cp.async agent: the group its commit put it in
+  // cp.async: this thread's copies not yet committed, landings still missing per committed
+  // group, every copy it issued (what a cp.async.mbarrier.arrive tracks), and its arrive
+  // agents still waiting for their copies; an arrive agent's tracked copies.
+  std::vector<AgentId> cp_async_uncommitted;
+  std::vector<std::uint32_t> cp_async_groups;
+  std::vector<AgentId> cp_async_issued;
+  std::vector<AgentId> cp_async_arrivers;
+  std::vector<AgentId> tracked;
+  // copy agents (and store agents, with `committed` telling whether a wait covers them)
+  bool committed = false;
+  AgentId thread_agent = kNoAgent;  // the thread that issued it
+  unsigned char* dst = nullptr;
+  const unsigned char* src = nullptr;
+  std::uint32_t copied = 0, total = 0, piece = 0;
+  std::uint64_t copy_seq = 0;
+};
+
+// Copies the calling thread's callee-saved registers and its live stack (from its stack
+// pointer up to `top`, where its fiber's frames begin) into `out`. Inlined into the protocol
+// code that polls, so that it sees that code's state and none of the runtime's frames.
+// Caller-saved registers are dead across a call, so this is the whole state of the thread
+// at the poll, if its state lives in registers and on its stack (device code: registers and
+// local memory; shared and global memory go through P::load/P::store). Leaves `out` empty
+// where unsupported or deeper than `limit`: such spins are explored poll by poll, which is
+// slower but loses nothing.
+[[gnu::always_inline]] inline void capture_thread_state(std::vector<unsigned char>& out, const unsigned char* top,
+                                                         std::size_t limit) {
+  out.clear();
+#if defined(__x86_64__)
+  std::uint64_t regs[7];
+  asm volatile(
+      "movq %%rbx, 0(%0)\n\t"
+      "movq %%rbp, 8(%0)\n\t"
+      "movq %%r12, 16(%0)\n\t"
+      "movq %%r13, 24(%0)\n\t"
+      "movq %%r14, 32(%0)\n\t"
+      "movq %%r15, 40(%0)\n\t"
+      "movq %%rsp, 48(%0)"
+      :
+      : "r"(regs)
+      : "memory");
+  const auto* sp = reinterpret_cast<const unsigned char*>(regs[6]);
+  if (!top || sp >= top || static_cast<std::size_t>(top - sp) > limit) return;
+  out.resize(sizeof regs + static_cast<std::size_t>(top - sp));
+  std::memcpy(out.data(), regs, sizeof regs);
+#if defined(__SANITIZE_ADDRESS__)
+  asan_fibers::copy_stack(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));  // redzones and all
+#else
+  std::memcpy(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));
+#endif
+#else
+  (void)top;
+  (void)limit;
+#endif
+}
+
+class Runtime {
+ public:
+  Runtime();
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Runs `program` once under `strategy`. Never throws for protocol faults: they are the
+  // Outcome (an exception from Program::check_result too); throws ProgramError when
+  // Program::reset() throws. Must be called from outside any fiber of this runtime.
+  Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {},
+                  StepObserver* observer = nullptr);
+
+  // The runtime of the calling OS thread, while an execution runs.
+  static Runtime& current();
+  static Runtime* current_or_null();  // none outside an execution
+
+  // --- for strategies --------------------------------------------------------------------
+  const std::vector<AgentId>& enabled() const { return enabled_; }
+  const Agent& agent(AgentId id) const { return *agent_at_[id]; }
+  std::size_t agent_count() const { return agents_.size(); }
+  std::uint64_t steps() const { return steps_; }
+  // No copy and no allocation: the crash reporter reads it from a signal handler.
+  const std::vector<AgentId>& schedule_so_far() const { return outcome_.schedule; }
+  AgentId last_agent() const { return last_agent_; }
+  std::string describe_agent(AgentId id) const;   // "thread 37 (warp 1 lane 5)"
+  std::string cta_name(std::uint32_t cta) const;   // "cta 1 (rank 1 of 2x1) " ("" in a one-CTA launch)
+  std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
+  const std::vector<TraceEntry>& trace() const { return trace_; }
+  const RunLimits& limits() const { return limits_; }
+
+  // --- for the crash reporter and the watchdog (sim/runtime/crash.cpp) -------------------------
+  // The thread agent whose fiber runs (or is about to run), else null.
+  const Agent* running_agent() const { return current_; }
+  // progress_ticks() grows every time a fiber (re)enters protocol code or makes a load or
+  // store; in_protocol_code() says whether one is in it now. Read from the watchdog's thread.
+  std::uint64_t progress_ticks() const { return ticks_.load(std::memory_order_relaxed); }
+  bool in_protocol_code() const { return in_protocol_.load(std::memory_order_relaxed); }
+  double watched_limit_s() const { return watch_limit_s_.load(std::memory_order_relaxed); }
+  // The step (1-based) that let the CTA's last sync_threads go (its last arrival or the
+  // exit of the last thread it waited for).
+  std::uint64_t sync_release_step(std::uint32_t cta) const { return ctas_[cta].release_step; }
+
+  // --- for HostPlatform (the calling fiber's thread) ------------------------------------
+  const Agent& self() const { return *current_; }
+  const LaunchShape& launch() const { return shape_; }
+  unsigned char* shared_memory();
+  void label(MbarrierState& bar, const char* name, int index);
+  // Names a range of memory for reports (P::label_memory): an address in it is shown as
+  // 'name index'[element]. Labels live for the execution that made them.
+  void label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index);
+  // The call site of the current thread's next operation (HostPlatform passes the protocol's).
+  void at(const CallSite& site) {
+    if (current_) current_->site = site;
+  }
+  // Every operation that changes a barrier's state (ops.def: effect other than none/observe):
+  // its scheduling point, then apply_barrier_op(). Returns the arrive's token (else empty).
+  MbarrierToken barrier_op(const Op& op);
+  // The same operation in its .shared::cluster form on the barrier at `local`'s offset in CTA
+  // `rank` of this cluster (mapa, then the op with Op::remote set: sim/runtime/cluster.cpp).
+  MbarrierToken barrier_op_remote(Op op, std::uint32_t rank);
+  void wait(MbarrierState& bar, std::int64_t phase);
+  // test_wait or try_wait (kind), by parity or, with `token`, by state token.
+  bool test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token = nullptr);
+  // Called by HostPlatform right before test_wait: the calling thread's state, for spin
+  // recognition (kept only while this execution's fibers are inside protocol code).
+  [[gnu::always_inline]] void capture_poll_state() {
+    if (current_ && !over_) capture_thread_state(current_->snapshot, current_->stack_top, kSnapshotLimit);
+  }
+  // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
+  // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr std::size_t kSnapshotLimit = 12 * 1024;  // ASan's redzones make frames several times larger
+#else
+  static constexpr std::size_t kSnapshotLimit = 3 * 1024;
+#endif
+  std::uint32_t pending_count(const MbarrierToken& token);
+  // The full phase a parity-only wait of the current thread means: the phase it knows
+  // complete (through happens-before; -1 before anything) if the parity is that phase's, else
+  // the one after. A wait answered by a later phase of the same parity is then aliasing,
+  // while a thread that skips phases it knows (through others) completed is not.
+  std::int64_t phase_for_parity(MbarrierState& bar, std::uint32_t parity);
+  // try_wait.parity whose answer only wait_status reads: deferred (see the top of this file).
+  TryWaitStatus try_wait_status(MbarrierState& bar, std::int64_t phase);
+  // Blocks until the phase of `status` completes, unless its try found it complete.
+  void wait_status(MbarrierState& bar, const TryWaitStatus& status);
+  void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
+  void bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes);  // TMA store
+  void bulk_commit_group();   // not a scheduling point: it only groups this thread's stores
+  // Blocks until every committed bulk async-group of this thread but the newest `pending`
+  // has read its shared memory (cp.async.bulk.wait_group.read N).
+  void bulk_wait_read(std::uint32_t pending = 0);
+  // How many stores of the groups a wait_group.read `pending` waits for are still reading.
+  static std::uint32_t stores_waited_for(const Agent& a, std::uint32_t pending);
+  void fence_proxy_async();   // generic-proxy writes so far become visible to the async proxy
+  void block_sync();
+  // bar.arrive / bar.sync on the CTA's named barrier `id` for `count` threads (sim/runtime/barrier_ops.cpp).
+  void named_barrier(std::uint32_t id, std::uint32_t count, bool sync);
+  // bar.red.{popc,and,or}: bar.sync that also reduces every participant's predicate over the
+  // generation; returns the popcount, or 0/1 for and/or.
+  enum class BarReduction : std::uint8_t { popc, all, any };
+  std::uint32_t bar_red(std::uint32_t id, std::uint32_t count, BarReduction op, bool pred);
+  // --- clusters (sim/runtime/cluster.cpp) --------------------------------------------------
+  std::uint32_t cluster_rank() const { return current_->cta % shape_.cluster_size(); }
+  // mapa: `p` (in this CTA's shared memory) at the same offset in CTA `rank` of this cluster.
+  void* map_shared_rank(const void* p, std::uint32_t rank);
+  // cp.async.bulk...multicast::cluster: lands at smem_dst's offset and complete_tx's bar's
+  // offset in every CTA of `cta_mask` (bit r: rank r), one copy agent per CTA.
+  void bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar,
+                           std::uint16_t cta_mask);
+  void cluster_arrive(bool relaxed);  // barrier.cluster.arrive{.release,.relaxed}
+  void cluster_wait();                // barrier.cluster.wait (.acquire)
+  void fence_mbarrier_init();         // fence.mbarrier_init.release.cluster
+  // --- warp and warp-group collectives (sim/runtime/collectives.cpp) ------------------------
+  void syncwarp(std::uint32_t mask);                 // __syncwarp / bar.warp.sync
+  bool elect_sync(std::uint32_t mask);               // elect.sync: true in the lowest lane of mask
+  std::uint32_t shfl_sync(std::uint32_t mask, std::uint32_t value, std::uint32_t src_lane);  // shfl.sync.idx
+  void warpgroup_collective(const char* instruction);  // wgmma.fence / commit_group / wait_group
+  std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
+  // --- cp.async, non-bulk (sim/runtime/cp_async.cpp) ---------------------------------------
+  void cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes);  // cp.async.ca.shared.global
+  void cp_async_commit_group();                 // cp.async.commit_group (not a scheduling point)
+  void cp_async_wait_group(std::uint32_t pending);  // cp.async.wait_group N
+  // cp.async.mbarrier.arrive{.noinc}: an arrive-on `bar` once every cp.async this thread issued
+  // so far has landed; without .noinc the pending count is raised by one first.
+  void cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc);
+  static std::uint32_t cp_async_waited_for(const Agent& a, std::uint32_t pending);
+  // A load or store of protocol data (not a scheduling point): checked for races.
+  void data_access(const void* addr, std::size_t bytes, bool write);
+  void check_failed(const char* what);  // throws unless already unwinding
+
+ private:
+  struct BarrierInfo {
+    MbarrierState* state = nullptr;
+    std::uint32_t cta = 0;
+    std::string name;
+    std::vector<AgentId> waiters;       // blocked waits: re-checked when a phase completes
+    // Enabled waits whose phase has not completed (announced on uninitialised memory, or
+    // for a phase ahead of the barrier): a new phase can disable them.
+    std::vector<AgentId> fragile_waits;
+    std::string collective;  // a hidden rendezvous: what it stands for ("__syncwarp(0xffffffff)")
+  };
+  static constexpr std::uint32_t kNamedBarriers = 16;  // bar.sync ids 0..15
+  // The hidden counter behind a rendezvous (a collective, the cluster barrier): an mbarrier
+  // without the missing-wait rule, named by what it stands for.
+  struct Rendezvous {
+    MbarrierState bar;
+    std::uint32_t values[2][32] = {};  // shfl.sync: each lane's operand, by phase parity
+  };
+  struct CtaInfo {
+    std::vector<unsigned char> smem;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, Rendezvous> collectives;  // (group, mask)
+    // Lifetime: the join of its exited threads' clocks, and per peer agent the newest of its
+    // uses of this CTA's shared memory (an older use is ordered before an exit if a newer is).
+    std::vector<std::uint32_t> exit_clock;
+    struct PeerUse {
+      std::uint32_t clock = 0;
+      std::uint64_t step = 0;
+      const char* verb = "";  // with the barrier or address, what reports say it did
+      const MbarrierState* bar = nullptr;
+      const void* addr = nullptr;
+    };
+    std::map<AgentId, PeerUse> peer_uses;
+    MbarrierState named[kNamedBarriers];  // the counters behind bar.sync / bar.arrive
+    // bar.red: per id and generation parity, the true predicates and the participants so far
+    // (a generation's reduction is complete when it is; the slot is reused two generations on)
+    std::uint32_t red_true[kNamedBarriers][2] = {}, red_seen[kNamedBarriers][2] = {};
+    std::uint32_t live_threads = 0;
+    std::vector<AgentId> at_sync;
+    std::uint64_t release_step = 0;  // the step that released the last sync_threads
+  };
+  struct Aborted {};  // unwinds a fiber once the execution is over
+  struct DeferredTry {
+    AgentId agent = kNoAgent;
+    MbarrierState* bar = nullptr;
+    std::int64_t phase = 0;
+    CallSite site;
+    enum class State : std::uint8_t { deferred, failed, done } state = State::deferred;
+  };
+  std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
+  std::vector<Rendezvous> cluster_bars_;  // barrier.cluster of each cluster
+  // The CTA whose shared memory holds `p`, or -1; `likely` is looked at first (the loads and
+  // stores of a thread are mostly to its own CTA's: no scan over the grid for them).
+  std::int64_t cta_of(const void* p, std::uint32_t likely = 0) const;
+  std::uint32_t copy_piece_bytes(std::uint32_t bytes) const;  // what each landing of a bulk copy moves
+  // A barrier op of the current thread on `bar`: a local form needs a barrier of its own CTA,
+  // a remote one (its Op::remote) a barrier whose init is visible to it, in a CTA of its
+  // cluster still running.
+  void check_barrier_user(MbarrierState& bar);
+  // `user` touches CTA `cta`'s shared memory from another CTA (`verb` on `bar`, or on `addr`):
+  // ends the execution if that CTA exited; else remembered for the check at its exit.
+  bool peer_use(const Agent& user, std::uint32_t cta, const char* verb, const MbarrierState* bar, const void* addr);
+  std::string describe_use(const CtaInfo::PeerUse& use) const;
+  void cta_exited(std::uint32_t cta);  // its last thread finished: every peer use before its exit?
+  void cluster_barrier_exit();  // an exiting thread leaves the cluster barrier's count
+  MbarrierState& cluster_barrier();  // the current thread's cluster's, made at its first use
+  void rendezvous(Rendezvous& r, std::uint32_t count, const std::string& name);
+  enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync };
+  std::uint32_t converge_warp(std::uint32_t mask, WarpInstruction instruction);
+  Rendezvous& warp_rendezvous(std::uint32_t cta, std::uint32_t warp, std::uint32_t mask, WarpInstruction instruction);
+  void leave_count(MbarrierState& bar);  // an exiting thread leaves a hidden counter (a step)
+  struct RedArrival {
+    BarReduction op;
+    bool pred;
+    std::uint32_t result = 0;
+  };
+  void named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync, RedArrival* red);
+  void named_barrier_exit();  // an exiting lane leaves its warp's convergence count (if it has one)
+  // The lanes of `warp` in `cta` that have not exited, and the lowest of them.
+  std::uint32_t live_lanes(std::uint32_t cta, std::uint32_t warp, std::uint32_t* lowest) const;
+  // Performs the current thread's deferred try_wait now (before its next event), if any.
+  void perform_deferred_try();
+
+  friend class StrategyScheduler;
+
+  BarrierInfo& info(MbarrierState& bar);
+  const BarrierInfo& info_of(const MbarrierState& bar) const { return barriers_[bar.id - 1]; }  // registered
+  unsigned char* cta_shared_memory(std::uint32_t cta);
+  std::string barrier_name(const MbarrierState& bar) const;
+  // Announce `op` for the current agent and hand control to the scheduler; returns once the
+  // agent is chosen to perform it. Returns false when the execution is over and the agent is
+  // unwinding already (the op must then do nothing).
+  bool schedule_point(const Op& op);
+  template <class F>
+  auto perform(F&& f);  // runs an op body, turning MisuseError into the outcome
+  void announce(Agent& a);
+  bool is_enabled_now(const Agent& a) const;
+  void add_enabled(Agent& a);
+  void remove_enabled(Agent& a);
+  void barrier_changed(MbarrierState& bar, bool phase_completed);
+  boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
+  void switch_to(boost::fibers::context* ctx);
+  void check_bulk_copy(const char* what, const void* dst, const void* src, std::uint32_t bytes);
+  Agent& spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first);
+  // What one barrier operation did, and the generic path that does it for agent `a` (a thread
+  // or an async-proxy agent): the row's effect on the state, its memory order as race-detector
+  // edges, wake-ups, the trace entry and the observer's step (sim/runtime/barrier_ops.cpp).
+  // Throws MisuseError as the emulator does.
+  struct BarrierEffect {
+    std::int64_t phase_before = 0;
+    bool completed = false;
+    MbarrierToken token;
+  };
+  BarrierEffect apply_barrier_op(Agent& a, const Op& op, AgentId spawned = kNoAgent);
+  void land_copy_piece(Agent& copy);
+  void land_store(Agent& store);
+  void land_cp_async(Agent& copy);
+  void async_arrive(Agent& arriver);
+  void thread_finished(Agent& a);
+  void end(Verdict v, std::string message, std::optional<MisuseKind> misuse = std::nullopt);
+  void end_blocked();
+  void end_race(const RaceDetector::Race& race);
+  std::string describe_address(const void* addr) const;
+  struct MemoryLabel {
+    std::uintptr_t begin = 0, end = 0;
+    std::size_t elem_bytes = 1;
+    std::string name;
+  };
+  std::vector<MemoryLabel> memory_labels_;  // newest last: the newest covering label wins
+  void fiber_main(AgentId id);
+  void record(const Agent& a, const MbarrierState* bar);
+  // Control passes into protocol code (a fiber starts or returns from a visible operation)
+  // or back into the runtime's: what the watchdog watches. One writer: this OS thread.
+  void to_protocol() {
+    tick();
+    in_protocol_.store(true, std::memory_order_relaxed);
+  }
+  void to_runtime() { in_protocol_.store(false, std::memory_order_relaxed); }
+  void tick() { ticks_.store(ticks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void observe(const StepInfo& step) {
+    if (observer_) observer_->on_step(*this, step);
+  }
+
+  Program* program_ = nullptr;
+  Strategy* strategy_ = nullptr;
+  StepObserver* observer_ = nullptr;
+  RunLimits limits_;
+  LaunchShape shape_;
+  std::deque<Agent> agents_;  // deque: references stay valid as copies are added
+  std::vector<Agent*> agent_at_;  // agents_[id] without the deque's index arithmetic
+  std::vector<CtaInfo> ctas_;
+  std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1
+  std::vector<AgentId> enabled_;
+  std::uint32_t threads_ = 0;
+  std::uint32_t unfinished_threads_ = 0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t accesses_in_step_ = 0;
+  std::uint64_t copies_ = 0;
+  AgentId last_agent_ = kNoAgent;
+  Agent* current_ = nullptr;
+  bool priming_ = false;
+  bool over_ = false;
+  Outcome outcome_;
+  RaceDetector races_;
+  std::vector<TraceEntry> trace_;
+
+  boost::fibers::context* main_ctx_ = nullptr;
+  boost::fibers::context* next_ctx_ = nullptr;  // what the scheduling algorithm returns next
+  AgentId newborn_ = kNoAgent;                  // agent whose fiber is being created
+  struct StackPool;
+  std::unique_ptr<StackPool> stacks_;
+
+  std::atomic<std::uint64_t> ticks_{0};
+  std::atomic<bool> in_protocol_{false};
+  std::atomic<double> watch_limit_s_{0};
+  bool watched_ = false;  // registered with the watchdog
+};
+
+}  // namespace mbcheck::sim
