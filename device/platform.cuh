@@ -83,6 +83,41 @@ __device__ inline void mbarrier_complete_tx_cluster(std::uint32_t remote_addr, s
                : "memory");
 }
 
+// PTX ISA 8.6 .relaxed arrive-on forms (sm_90): the same arrive-on, ordering no memory operation.
+__device__ inline std::uint64_t mbarrier_arrive_relaxed(std::uint64_t* addr, std::uint32_t count) {
+  std::uint64_t state;
+  asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(state)
+               : "r"(smem_addr(addr)), "r"(count)
+               : "memory");
+  return state;
+}
+__device__ inline std::uint64_t mbarrier_arrive_expect_tx_relaxed(std::uint64_t* addr, std::uint32_t bytes) {
+  std::uint64_t state;
+  asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(state)
+               : "r"(smem_addr(addr)), "r"(bytes)
+               : "memory");
+  return state;
+}
+__device__ inline std::uint64_t mbarrier_arrive_drop_relaxed(std::uint64_t* addr, std::uint32_t count) {
+  std::uint64_t state;
+  asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(state)
+               : "r"(smem_addr(addr)), "r"(count)
+               : "memory");
+  return state;
+}
+
+// mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [addr], txCount; (PTX ISA 8.0,
+// sm_90): CUTLASS's ClusterTransactionBarrier::arrive_and_expect_tx(bytes, cta_id, pred).
+__device__ inline void mbarrier_arrive_expect_tx_cluster(std::uint32_t remote_addr, std::uint32_t tx_count) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;"
+               :
+               : "r"(remote_addr), "r"(tx_count)
+               : "memory");
+}
+
 }  // namespace ptx
 
 struct DevicePlatform {
@@ -118,6 +153,15 @@ struct DevicePlatform {
   }
   __device__ static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1) {
     return Token{ptx::mbarrier_arrive_drop(&b.word, count)};
+  }
+  __device__ static Token mbarrier_arrive_relaxed(Barrier& b, std::uint32_t count = 1) {
+    return Token{ptx::mbarrier_arrive_relaxed(&b.word, count)};
+  }
+  __device__ static Token mbarrier_arrive_expect_tx_relaxed(Barrier& b, std::uint32_t bytes) {
+    return Token{ptx::mbarrier_arrive_expect_tx_relaxed(&b.word, bytes)};
+  }
+  __device__ static Token mbarrier_arrive_drop_relaxed(Barrier& b, std::uint32_t count = 1) {
+    return Token{ptx::mbarrier_arrive_drop_relaxed(&b.word, count)};
   }
   __device__ static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes) {
     cuda::ptx::mbarrier_expect_tx(cuda::ptx::sem_relaxed, cuda::ptx::scope_cta, cuda::ptx::space_shared, &b.word,
@@ -258,6 +302,9 @@ struct DevicePlatform {
   }
   __device__ static void mbarrier_complete_tx_cluster(Barrier& b, std::uint32_t cta_rank, std::uint32_t bytes) {
     ptx::mbarrier_complete_tx_cluster(ptx::mapa_shared_cluster(&b, cta_rank), bytes);
+  }
+  __device__ static void mbarrier_arrive_expect_tx_cluster(Barrier& b, std::uint32_t bytes, std::uint32_t cta_rank) {
+    ptx::mbarrier_arrive_expect_tx_cluster(ptx::mapa_shared_cluster(&b, cta_rank), bytes);
   }
   __device__ static void cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, std::uint32_t bytes,
                                                                   Barrier& b, std::uint16_t cta_mask) {

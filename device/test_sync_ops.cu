@@ -167,6 +167,37 @@ __global__ void cp_async_groups(const std::uint32_t* src, std::uint32_t rounds, 
   }
 }
 
+// The PTX 8.6 .relaxed arrive-on forms count as arrivals: warps 0-2 arrive on a barrier of
+// count 96 with arrive.relaxed, arrive.expect_tx.relaxed (+ its complete_tx) and arrive.relaxed;
+// warp 3 waits for each phase. In the last round warp 2 uses arrive_drop.relaxed, so one more
+// phase completes with warps 0-1 alone (64 arrivals). Counts the phases warp 3 saw complete.
+__global__ void relaxed_arrives(std::uint32_t rounds, unsigned int* phases) {
+  auto* bar = reinterpret_cast<P::Barrier*>(P::shared_memory());
+  const std::uint32_t me = P::thread_idx(), warp = me / 32;
+  if (me == 0) P::mbarrier_init(*bar, 96);
+  P::sync_threads();
+  for (std::uint32_t r = 0; r <= rounds; ++r) {
+    const bool last = r == rounds;  // the phase after the drop: 64 arrivals
+    if (warp == 0) {
+      P::mbarrier_arrive_relaxed(*bar);
+    } else if (warp == 1) {
+      if (me == 32) {
+        P::mbarrier_arrive_expect_tx_relaxed(*bar, 16);
+        P::mbarrier_complete_tx(*bar, 16);
+      } else {
+        P::mbarrier_arrive_relaxed(*bar);
+      }
+    } else if (warp == 2) {
+      if (r + 1 == rounds) P::mbarrier_arrive_drop_relaxed(*bar);
+      else if (!last) P::mbarrier_arrive_relaxed(*bar);
+    } else {
+      P::mbarrier_wait_parity(*bar, r);
+      if (me == 96) atomicAdd(phases, 1u);
+    }
+    P::sync_threads();
+  }
+}
+
 // shfl.sync.idx: each lane takes the next lane's operand of the same round.
 __global__ void shfl(std::uint32_t rounds, unsigned int* wrong) {
   const std::uint32_t lane = P::lane_idx();
@@ -259,6 +290,18 @@ int main(int argc, char** argv) {
     std::printf("litmus bar.red popc/and/or, 256 threads: %u CTAs x %u rounds, wrong results: %u (forbidden)\n", ctas,
                 rounds / 10, v);
     failures += v != 0;
+  }
+  {
+    unsigned int* phases = counter();
+    relaxed_arrives<<<ctas, 128, 128>>>(rounds, phases);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    const unsigned int v = read_and_free(phases);
+    const unsigned int expected = ctas * (rounds + 1);
+    std::printf("litmus mbarrier.arrive{,.expect_tx,_drop}.relaxed count as arrivals: %u CTAs x %u rounds + 1 after "
+                "the drop, phases seen complete %u of %u, missing: %u (forbidden)\n",
+                ctas, rounds, v, expected, expected - v);
+    failures += v != expected;
   }
   {
     unsigned int* wrong = counter();

@@ -230,6 +230,11 @@ struct HostPlatform {
     rt().at(site);
     rt().barrier_op_remote({OpKind::complete_tx, &b, bytes}, cta_rank);
   }
+  static void mbarrier_arrive_expect_tx_cluster(Barrier& b, std::uint32_t bytes, std::uint32_t cta_rank,
+                                                CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().barrier_op_remote({OpKind::arrive_expect_tx, &b, bytes}, cta_rank);
+  }
   static void cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b,
                                                        std::uint16_t cta_mask, CallSite site = CallSite::current()) {
     rt().at(site);

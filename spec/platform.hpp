@@ -17,6 +17,8 @@
 //   P::mbarrier_arrive_no_complete(Barrier&, uint32_t count) -> Token   .noComplete
 //   P::mbarrier_arrive_expect_tx(Barrier&, uint32_t bytes) -> Token     mbarrier.arrive.expect_tx
 //   P::mbarrier_arrive_drop(Barrier&, uint32_t count) -> Token  mbarrier.arrive_drop
+//   P::mbarrier_arrive_relaxed / _expect_tx_relaxed / _drop_relaxed   the PTX 8.6 .relaxed forms:
+//                          the same arrive-on, ordering none of the thread's memory operations
 //   P::mbarrier_expect_tx(Barrier&, uint32_t bytes)             mbarrier.expect_tx
 //   P::mbarrier_complete_tx(Barrier&, uint32_t bytes)           mbarrier.complete_tx
 //   P::mbarrier_test_wait_parity(Barrier&, int64_t phase) -> bool   test_wait.parity (never blocks)
@@ -63,6 +65,8 @@
 //                          .shared::cluster: an arrival on the barrier at b's offset in CTA `rank`
 //   P::mbarrier_arrive_cluster_if(Barrier&, rank, bool pred)    the same under a predicate
 //   P::mbarrier_complete_tx_cluster(Barrier&, rank, bytes)      mbarrier.complete_tx.relaxed.cluster
+//   P::mbarrier_arrive_expect_tx_cluster(Barrier&, bytes, rank) mbarrier.arrive.expect_tx.release
+//                          .cluster.shared::cluster (CUTLASS's arrive_and_expect_tx(bytes, cta_id))
 //   P::cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, bytes, Barrier&,
 //                          uint16_t cta_mask)                   cp.async.bulk...multicast::cluster:
 //                          the bytes land at smem's offset in every CTA of the mask and complete_tx

@@ -127,7 +127,7 @@ Outcome run(Program& prog, std::uint64_t seed, RunLimits limits = {}) {
 }
 
 void install_demo_reporter() {
-  install_crash_reporter([](const std::vector<AgentId>& s) { return encode_token({"demo", {}, s}); });
+  install_crash_reporter([](const std::vector<AgentId>& s) { return encode_token({"demo", {}, s}); }, encode_schedule_to);
 }
 
 // A frame far bigger than a 64 KiB fiber stack: the call into memset touches its bottom

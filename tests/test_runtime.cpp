@@ -323,7 +323,7 @@ TEST_CASE("a protocol that crashes the process leaves a replay token of the sche
   REQUIRE(child >= 0);
   if (child == 0) {
     dup2(out[1], STDERR_FILENO);
-    install_crash_reporter([](const std::vector<AgentId>& s) { return encode_token({"demo", {}, s}); });
+    install_crash_reporter([](const std::vector<AgentId>& s) { return encode_token({"demo", {}, s}); }, encode_schedule_to);
     LambdaProgram prog(2, [] {
       one_shot_signal();
       // Stands in for a wild store in protocol code (a real one is undefined behaviour, which

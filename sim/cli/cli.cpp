@@ -309,7 +309,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
       fuzz_opts.shard_index = shard_i - 1;
       fuzz_opts.shard_count = shard_n;
       auto program = registry.make(check_protocol, given);
-      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({check_protocol, program->options(), s}); });
+      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({check_protocol, program->options(), s}); }, encode_schedule_to);
       fuzz_opts.kind = strategy_name == "pct" ? FuzzKind::pct : FuzzKind::random;
       fuzz_opts.time_limit_s = check_opts.time_limit_s;
       fuzz_opts.max_steps = check_opts.max_steps;
@@ -389,7 +389,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
     if (*check) {
       const auto given = check_flags.given();
       auto program = registry.make(check_protocol, given);
-      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({check_protocol, program->options(), s}); });
+      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({check_protocol, program->options(), s}); }, encode_schedule_to);
       check_opts.strategy = strategy_name == "bounded" ? CheckStrategy::bounded : CheckStrategy::dpor;
       check_opts.jobs = fuzz_opts.jobs;
       check_opts.make_program = [&] { return std::unique_ptr<Program>(registry.make(check_protocol, given)); };
@@ -471,7 +471,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
 
     if (*run) {
       auto program = registry.make(protocol, run_flags.given());
-      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({protocol, program->options(), s}); });
+      install_crash_reporter([&](const std::vector<AgentId>& s) { return encode_token({protocol, program->options(), s}); }, encode_schedule_to);
       fmt::print("mbcheck run {}  {}  seed={}\n", protocol, shape_line(program->options()), seed);
       Runtime rt;
       RandomStrategy strategy(seed);

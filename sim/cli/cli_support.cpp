@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <new>
 
-#include "sim/report/atomic_file.hpp"
+#include "sim/support/atomic_file.hpp"
 #include "sim/explore/explore.hpp"
 #include "sim/report/replay_token.hpp"
 

@@ -1,6 +1,6 @@
 #include "sim/explore/shard_exchange.hpp"
 
-#include "sim/report/atomic_file.hpp"
+#include "sim/support/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

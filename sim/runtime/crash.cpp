@@ -20,7 +20,6 @@
 #include <mutex>
 #include <thread>
 
-#include "sim/report/replay_token.hpp"
 
 namespace mbcheck::sim {
 
@@ -38,6 +37,7 @@ std::atomic<bool> g_reporting{false};
 
 constexpr std::size_t kPrefixBytes = 1024;
 char g_prefix[kPrefixBytes];     // the replay token of an empty schedule: "mb1:<protocol>:<shape>:"
+ScheduleEncoder g_encode = nullptr;  // the report layer's schedule encoding (install_crash_reporter)
 std::size_t g_prefix_len = 0;    // 0: no install_crash_reporter yet, or a prefix too long to keep
 
 thread_local bool tl_reporting = false;  // this thread holds it
@@ -112,7 +112,7 @@ void put_replay(Writer& w, const Runtime& rt, const char* label) {
   else
     w.put("(no replay token: install_crash_reporter was not called) schedule ");
   const std::size_t room = w.len + kReportTail < kReportBytes ? kReportBytes - kReportTail - w.len : 0;
-  const std::size_t need = encode_schedule_to(schedule.data(), schedule.size(), g_report + w.len, room);
+  const std::size_t need = g_encode ? g_encode(schedule.data(), schedule.size(), g_report + w.len, room) : 0;
   if (need <= room) {
     w.len += need;
     return;
@@ -384,7 +384,9 @@ void register_fork_hooks() {
 
 // ---------------------------------------------------------------------------------------
 
-void install_crash_reporter(std::function<std::string(const std::vector<AgentId>&)> token_of) {
+void install_crash_reporter(std::function<std::string(const std::vector<AgentId>&)> token_of,
+                            ScheduleEncoder encode_schedule) {
+  g_encode = encode_schedule;
   const std::string prefix = token_of ? token_of({}) : std::string();
   g_prefix_len = 0;
   if (prefix.size() <= kPrefixBytes) {

@@ -29,7 +29,12 @@ namespace mbcheck::sim {
 // schedule, to keep the token's prefix (protocol and shape). Installs the signal handlers
 // for the process and an alternate signal stack for the calling thread (Runtime::execute
 // gives every other thread that runs executions one too).
-void install_crash_reporter(std::function<std::string(const std::vector<AgentId>&)> token_of);
+// `encode_schedule` writes a schedule in the token's encoding into a fixed buffer and returns
+// the bytes it needs (the report layer's encode_schedule_to): the handler calls it, so it must
+// be async-signal-safe. The runtime knows no token format; the caller brings both.
+using ScheduleEncoder = std::size_t (*)(const AgentId* schedule, std::size_t n, char* out, std::size_t cap) noexcept;
+void install_crash_reporter(std::function<std::string(const std::vector<AgentId>&)> token_of,
+                            ScheduleEncoder encode_schedule);
 
 // --- for the runtime --------------------------------------------------------------------
 

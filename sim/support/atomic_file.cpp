@@ -1,4 +1,4 @@
-#include "sim/report/atomic_file.hpp"
+#include "sim/support/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
