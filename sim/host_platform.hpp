@@ -142,24 +142,24 @@ struct HostPlatform {
   }
   static void cp_async_bulk_commit_group(CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().bulk_commit_group();
+    rt().commit_group(GroupKind::bulk_store);
   }
   // cp.async.bulk.wait_group.read 0: every committed store of this thread has
   // read its source.
   static void cp_async_bulk_wait_group_read0(CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().bulk_wait_read(0);
+    rt().wait_group(OpKind::bulk_wait_read, 0);
   }
   // cp.async.bulk.wait_group.read N: all but the newest N committed groups have read smem.
   static void cp_async_bulk_wait_group_read(std::uint32_t pending, CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().bulk_wait_read(pending);
+    rt().wait_group(OpKind::bulk_wait_read, pending);
   }
   // cp.async.bulk.wait_group N: the same groups have also written global memory (a store's
   // landing reads and writes in one step here, so this is the .read form's wait).
   static void cp_async_bulk_wait_group(std::uint32_t pending, CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().bulk_wait_read(pending);
+    rt().wait_group(OpKind::bulk_wait_read, pending);
   }
   // cp.async (non-bulk, sim/runtime/cp_async.cpp)
   static void cp_async(void* smem, const void* gmem, std::uint32_t bytes, CallSite site = CallSite::current()) {
@@ -168,17 +168,17 @@ struct HostPlatform {
   }
   static void cp_async_commit_group(CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().cp_async_commit_group();
+    rt().commit_group(GroupKind::cp_async);
   }
   static void cp_async_wait_group(std::uint32_t pending, CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().cp_async_wait_group(pending);
+    rt().wait_group(OpKind::cp_async_wait, pending);
   }
   // cp.async.wait_all: commit_group, then wait_group 0.
   static void cp_async_wait_all(CallSite site = CallSite::current()) {
     rt().at(site);
-    rt().cp_async_commit_group();
-    rt().cp_async_wait_group(0);
+    rt().commit_group(GroupKind::cp_async);
+    rt().wait_group(OpKind::cp_async_wait, 0);
   }
   static void cp_async_mbarrier_arrive(Barrier& b, CallSite site = CallSite::current()) {
     rt().at(site);
@@ -281,13 +281,23 @@ struct HostPlatform {
     rt().at(site);
     rt().warpgroup_collective("wgmma.fence");
   }
+  // wgmma.mma_async's shared-memory operands: `a` (nullptr when A is in registers) and `b`,
+  // read by the async proxy until the wgmma.wait_group that retires the group this MMA is
+  // committed in (sim/runtime/async_groups.cpp). The arithmetic is not modelled.
+  static void wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes,
+                              CallSite site = CallSite::current()) {
+    rt().at(site);
+    rt().wgmma_mma_async(a, a_bytes, b, b_bytes);
+  }
   static void wgmma_commit_group(CallSite site = CallSite::current()) {
     rt().at(site);
     rt().warpgroup_collective("wgmma.commit_group");
+    rt().commit_group(GroupKind::wgmma);
   }
-  static void wgmma_wait_group(std::uint32_t /*pending*/, CallSite site = CallSite::current()) {
+  static void wgmma_wait_group(std::uint32_t pending, CallSite site = CallSite::current()) {
     rt().at(site);
     rt().warpgroup_collective("wgmma.wait_group");
+    rt().wait_group(OpKind::wgmma_wait, pending);
   }
   // __nanosleep: a hint with no effect on what can happen (a spin loop with it is still a spin).
   static void nanosleep(std::uint32_t) {}

@@ -90,6 +90,11 @@
 //   P::shfl_sync_idx(mask, uint32_t value, uint32_t src_lane) -> uint32_t   shfl.sync.idx.b32
 //   P::wgmma_fence(), P::wgmma_commit_group(), P::wgmma_wait_group(N)   wgmma.fence /
 //                          commit_group / wait_group .sync.aligned across the warp group
+//   P::wgmma_mma_async(a, a_bytes, b, b_bytes)   wgmma.mma_async.sync.aligned with operands in
+//                          shared memory (a: nullptr for A in registers): the operands are read
+//                          until the wgmma.wait_group that retires its group, so a stage may be
+//                          released only after that wait (the host checks it as a race; the
+//                          device issues an m64n8k16 bf16 MMA reading 2 KiB of A and 256 B of B)
 //   P::nanosleep(ns)                                            __nanosleep (no effect on the host)
 // Thread identity
 //   P::thread_idx(), P::block_dim(), P::block_idx(), P::grid_dim(), P::warp_size(),

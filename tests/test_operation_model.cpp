@@ -183,3 +183,95 @@ TEST_CASE("a .relaxed arrive completes the phase but orders none of the thread's
     CHECK(r.bug->verdict == Verdict::race);
   }
 }
+
+namespace {
+// A wgmma consumer warp group (threads 0..127) and a TMA producer (thread 128) over one
+// stage, two rounds: the producer fills the stage (full, barrier 0), the warp group runs a
+// wgmma on it, and thread 0 releases it (empty, barrier 1) for the next fill. `groups`
+// MMAs per round, each committed in its own group; the release comes after
+// wgmma.wait_group(`pending`) (pending < 0: before any wait_group, as if warpgroup_wait were
+// forgotten). The stage is `groups` operand tiles of 64 bytes.
+enum class Release { after_wait_0, before_wait, after_wait_1 };
+void wgmma_stage_protocol(Release release) {
+  static std::int64_t source[2][16];
+  const std::uint32_t me = P::thread_idx();
+  unsigned char* stage = P::shared_memory() + 1024;  // two 64-byte operand tiles
+  if (me == 0) {
+    smem_bar(0).init(1);
+    smem_bar(1).init(1);
+  }
+  P::sync_threads();
+  if (me == 128) {
+    for (int round = 0; round < 2; ++round) {
+      if (round > 0) smem_bar(1).wait(round - 1);
+      smem_bar(0).arrive_expect_tx(128);
+      P::cp_async_bulk_global_to_shared(stage, source[round], 128, smem_bar(0).raw());
+    }
+  } else if (me < 128) {
+    for (int round = 0; round < 2; ++round) {
+      smem_bar(0).wait(round);
+      P::wgmma_fence();
+      P::wgmma_mma_async(nullptr, 0, stage, 64);
+      P::wgmma_commit_group();
+      P::wgmma_mma_async(nullptr, 0, stage + 64, 64);
+      P::wgmma_commit_group();
+      if (release == Release::after_wait_0) P::wgmma_wait_group(0);
+      if (release == Release::after_wait_1) P::wgmma_wait_group(1);  // the newest group still reads
+      if (me == 0) smem_bar(1).arrive();
+      if (release != Release::after_wait_0) P::wgmma_wait_group(0);
+    }
+  }
+}
+LaunchShape warp_group_and_producer() {
+  LaunchShape shape;
+  shape.threads_per_cta = 160;
+  shape.warp_size = 32;
+  shape.smem_bytes = 2048;
+  return shape;
+}
+}  // namespace
+
+TEST_CASE("wgmma reads its shared-memory operands until the wait_group that retires its group", "[ops][wgmma]") {
+  SECTION("released after wgmma.wait_group 0: no race, in one execution") {
+    FunctionProgram prog(warp_group_and_producer(), [] { wgmma_stage_protocol(Release::after_wait_0); });
+    const ExploreResult r = explore_all(prog);
+    CHECK_FALSE(r.bug);
+    CHECK(r.stats.complete);
+    CHECK(r.stats.executions == 1);
+  }
+  SECTION("released between commit_group and wait_group: the next fill races with the MMA's read") {
+    FunctionProgram prog(warp_group_and_producer(), [] { wgmma_stage_protocol(Release::before_wait); });
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::race);
+    CHECK_THAT(r.bug->message, Catch::Contains("wgmma"));
+  }
+  SECTION("released after wait_group 1: the newest group may still be reading") {
+    FunctionProgram prog(warp_group_and_producer(), [] { wgmma_stage_protocol(Release::after_wait_1); });
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::race);
+  }
+}
+
+TEST_CASE("a wgmma reading what a thread stored needs fence.proxy.async", "[ops][wgmma]") {
+  const bool fenced = GENERATE(false, true);
+  FunctionProgram prog(warp_group_and_producer(), [fenced] {
+    unsigned char* tile = P::shared_memory() + 1024;
+    if (P::thread_idx() == 0) P::store(reinterpret_cast<std::int64_t*>(tile), std::int64_t{3});
+    if (fenced) P::fence_proxy_async_shared_cta();
+    if (P::thread_idx() < 128) {
+      P::wgmma_fence();
+      P::wgmma_mma_async(nullptr, 0, tile, 64);
+      P::wgmma_commit_group();
+      P::wgmma_wait_group(0);
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  if (fenced) {
+    CHECK_FALSE(r.bug);
+  } else {
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::race);
+  }
+}

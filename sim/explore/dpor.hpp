@@ -347,17 +347,17 @@ class DporSearch final : public Strategy, public StepObserver {
       return;
     }
     if (op.info().dependence == Dependence::group_wait) {
-      // It waits for the landing of this thread's bulk stores (or cp.asyncs) in every
-      // committed group but the newest N.
+      // It waits for the members of its owner's groups of its family (its bulk stores, its
+      // cp.asyncs, its warp group's wgmma operand reads) in every committed group but the
+      // newest N.
       wait_join_.clear();
-      const bool bulk = op.kind == OpKind::bulk_wait_read;
-      const Agent& me = rt.agent(step.agent);
-      const std::size_t groups = bulk ? me.store_groups.size() : me.cp_async_groups.size();
-      const std::size_t waited = groups > static_cast<std::size_t>(op.arg) ? groups - static_cast<std::size_t>(op.arg) : 0;
-      const OpKind landing = bulk ? OpKind::store_land : OpKind::cp_async_land;
+      const GroupKind family = op.info().group;
+      const AgentId owner = rt.group_owner(rt.agent(step.agent), family);
+      const std::uint32_t waited =
+          rt.agent(owner).groups[group_index(family)].covered(static_cast<std::uint32_t>(op.arg));
       for (std::size_t id = 0; id < rt.agent_count(); ++id) {
         const Agent& a = rt.agent(static_cast<AgentId>(id));
-        if (a.kind == Agent::Kind::copy && a.thread_agent == step.agent && a.op.kind == landing &&
+        if (a.kind == Agent::Kind::copy && a.group_owner == owner && a.op.info().group == family &&
             a.committed && a.async_group < waited && a.state == Agent::State::finished && id < last_event_.size() &&
             last_event_[id] >= 0)
           arena_.join_into(events_[last_event_[id]], wait_join_.dense);

@@ -1,5 +1,6 @@
 // Bulk copies (cp.async.bulk, global -> shared, completing tx bytes on a barrier as they land)
-// and bulk stores (TMA stores, shared -> global) with their commit/wait_group.read groups.
+// and bulk stores (TMA stores, shared -> global; their commit/wait_group.read groups are in
+// async_groups.cpp).
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -109,70 +110,12 @@ void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t byt
   Agent& issuer = *current_;
   record(issuer, nullptr);
   Agent& c = spawn_copy_agent(issuer, gmem_dst, smem_src, bytes, {OpKind::store_land, nullptr, bytes});
-  issuer.uncommitted_stores.push_back(c.id);
+  add_group_member(issuer, c, GroupKind::bulk_store);
   observe({issuer.id, issuer.op, 0, false, false, 0, false, c.id});
-}
-
-void Runtime::bulk_commit_group() {
-  if (over_ || !current_) return;
-  Agent& a = *current_;
-  const auto group = static_cast<std::uint32_t>(a.store_groups.size());
-  for (AgentId id : a.uncommitted_stores) {
-    agent_at_[id]->committed = true;
-    agent_at_[id]->async_group = group;
-  }
-  a.store_groups.push_back(static_cast<std::uint32_t>(a.uncommitted_stores.size()));  // an empty group is a group
-  a.uncommitted_stores.clear();
-  races_.commit_group(a.id, RaceDetector::Groups::bulk_store, group);  // stores that already read belong to it
-}
-
-std::uint32_t Runtime::stores_waited_for(const Agent& a, std::uint32_t pending) {
-  std::uint32_t reading = 0;
-  const std::size_t waited = a.store_groups.size() > pending ? a.store_groups.size() - pending : 0;
-  for (std::size_t g = 0; g < waited; ++g) reading += a.store_groups[g];
-  return reading;
-}
-
-void Runtime::bulk_wait_read(std::uint32_t pending) {
-  if (!schedule_point({OpKind::bulk_wait_read, nullptr, pending})) return;
-  const std::size_t groups = current_->store_groups.size();
-  races_.acquire_groups(current_->id, RaceDetector::Groups::bulk_store,
-                        groups > pending ? static_cast<std::uint32_t>(groups - pending) : 0);
-  record(*current_, nullptr);
-  observe({current_->id, current_->op});
 }
 
 void Runtime::fence_proxy_async() {
   if (!over_ && current_) races_.fence_async(current_->id);
 }
-
-void Runtime::land_store(Agent& c) {
-  // The async proxy reads shared memory: ordered after the writes (and fenced), then writes
-  // global memory.
-  auto race = races_.access(c.id, c.src, c.total, false, true);
-  if (!race) race = races_.access(c.id, c.dst, c.total, true, true);
-  if (race) {
-    end_race(*race);
-    return;
-  }
-  std::memcpy(c.dst, c.src, c.total);
-  if (limits_.record_trace) record(c, nullptr);
-  observe({c.id, c.op});
-  c.state = Agent::State::finished;
-  Agent& issuer = *agent_at_[c.thread_agent];
-  if (!c.committed) {
-    std::erase(issuer.uncommitted_stores, c.id);
-    // read before its commit: joins the group the commit makes
-    races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::bulk_store, ~0u);
-    races_.retire(c.id);
-    return;
-  }
-  races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::bulk_store, c.async_group);
-  races_.retire(c.id);
-  --issuer.store_groups[c.async_group];
-  if (issuer.op.kind == OpKind::bulk_wait_read && issuer.state == Agent::State::blocked && is_enabled_now(issuer))
-    add_enabled(issuer);
-}
-
 
 }  // namespace mbcheck::sim

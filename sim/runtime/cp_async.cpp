@@ -1,6 +1,6 @@
 // Non-bulk cp.async in the fiber runtime: each cp.async is a copy agent whose landing (the
-// bytes written to shared memory) is a step of its own; cp.async.commit_group /
-// cp.async.wait_group N group them per thread as the bulk stores' groups are; and
+// bytes written to shared memory) is a step of its own (land_group_member); cp.async.commit_group /
+// cp.async.wait_group N group them per thread as the bulk stores' groups are (async_groups.cpp); and
 // cp.async.mbarrier.arrive{.noinc} makes a barrier track every cp.async its thread issued so
 // far: an arrive agent performs the arrive-on once they all landed. Without .noinc the
 // instruction first raises the phase's pending count by one (so the thread need not be in the
@@ -16,13 +16,6 @@
 
 namespace mbcheck::sim {
 
-std::uint32_t Runtime::cp_async_waited_for(const Agent& a, std::uint32_t pending) {
-  std::uint32_t flying = 0;
-  const std::size_t waited = a.cp_async_groups.size() > pending ? a.cp_async_groups.size() - pending : 0;
-  for (std::size_t g = 0; g < waited; ++g) flying += a.cp_async_groups[g];
-  return flying;
-}
-
 void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes) {
   if (!schedule_point({OpKind::cp_async, nullptr, bytes})) return;
   Agent& issuer = *current_;
@@ -37,31 +30,9 @@ void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes
   });
   record(issuer, nullptr);
   Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::cp_async_land, nullptr, bytes});
-  issuer.cp_async_uncommitted.push_back(c.id);
+  add_group_member(issuer, c, GroupKind::cp_async);
   issuer.cp_async_issued.push_back(c.id);
   observe({issuer.id, issuer.op, 0, false, false, 0, false, c.id, 1});
-}
-
-void Runtime::cp_async_commit_group() {
-  if (over_ || !current_) return;
-  Agent& a = *current_;
-  const auto group = static_cast<std::uint32_t>(a.cp_async_groups.size());
-  for (AgentId id : a.cp_async_uncommitted) {
-    agent_at_[id]->committed = true;
-    agent_at_[id]->async_group = group;
-  }
-  a.cp_async_groups.push_back(static_cast<std::uint32_t>(a.cp_async_uncommitted.size()));
-  a.cp_async_uncommitted.clear();
-  races_.commit_group(a.id, RaceDetector::Groups::cp_async, group);
-}
-
-void Runtime::cp_async_wait_group(std::uint32_t pending) {
-  if (!schedule_point({OpKind::cp_async_wait, nullptr, pending})) return;
-  const std::size_t groups = current_->cp_async_groups.size();
-  races_.acquire_groups(current_->id, RaceDetector::Groups::cp_async,
-                        groups > pending ? static_cast<std::uint32_t>(groups - pending) : 0);
-  record(*current_, nullptr);
-  observe({current_->id, current_->op});
 }
 
 void Runtime::cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc) {
@@ -89,30 +60,8 @@ void Runtime::cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc) {
   perform([&] { apply_barrier_op(issuer, issuer.op, arriver.id); });
 }
 
-void Runtime::land_cp_async(Agent& c) {
-  if (auto race = races_.access(c.id, c.src, c.total, false); race) {
-    end_race(*race);
-    return;
-  }
-  if (auto race = races_.access(c.id, c.dst, c.total, true); race) {
-    end_race(*race);
-    return;
-  }
-  std::memcpy(c.dst, c.src, c.total);
-  if (limits_.record_trace) record(c, nullptr);
-  observe({c.id, c.op});
-  c.state = Agent::State::finished;
-  Agent& issuer = *agent_at_[c.thread_agent];
-  if (c.committed) {
-    races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::cp_async, c.async_group);
-    --issuer.cp_async_groups[c.async_group];
-  } else {
-    std::erase(issuer.cp_async_uncommitted, c.id);
-    races_.group_member_done(c.id, issuer.id, RaceDetector::Groups::cp_async, ~0u);
-  }
-  if (issuer.op.kind == OpKind::cp_async_wait && issuer.state == Agent::State::blocked && is_enabled_now(issuer))
-    add_enabled(issuer);
-  // Arrive agents whose copies have all landed may go now.
+// Arrive agents of `issuer` whose tracked copies have all landed may go now.
+void Runtime::release_cp_async_arrivers(Agent& issuer) {
   std::erase_if(issuer.cp_async_arrivers, [&](AgentId id) {
     Agent& arriver = *agent_at_[id];
     const bool ready = std::all_of(arriver.tracked.begin(), arriver.tracked.end(),

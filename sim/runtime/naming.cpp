@@ -60,6 +60,8 @@ std::string Runtime::cta_name(std::uint32_t cta) const {
 std::string Runtime::describe_agent(AgentId id) const {
   const Agent& a = *agent_at_[id];
   const std::string cta = cta_name(a.cta);
+  if (a.kind == Agent::Kind::copy && a.op.kind == OpKind::wgmma_read)
+    return fmt::format("the wgmma operand read #{} (of {}thread {}'s warp group)", a.copy_seq, cta, a.thread);
   if (a.kind == Agent::Kind::copy) return fmt::format("copy #{} (from {}thread {})", a.copy_seq, cta, a.thread);
   return fmt::format("{}thread {} (warp {} lane {})", cta, a.thread, a.thread / shape_.warp_size,
                      a.thread % shape_.warp_size);
@@ -99,11 +101,12 @@ std::string Runtime::describe_op(const Agent& a) const {
     case OpKind::copy_land:
       return fmt::format("lands {} B ({}/{}) -> complete_tx {}", op.arg, a.copied + op.arg, a.total, bar);
     case OpKind::bulk_wait_read:
-      return fmt::format("cp.async.bulk.wait_group.read {} ({} stores still reading)", op.arg,
-                         stores_waited_for(a, static_cast<std::uint32_t>(op.arg)));
+      return fmt::format("cp.async.bulk.wait_group.read {} ({} stores still reading)", op.arg, waited_for(a, op));
     case OpKind::cp_async_wait:
-      return fmt::format("cp.async.wait_group {} ({} copies still in flight)", op.arg,
-                         cp_async_waited_for(a, static_cast<std::uint32_t>(op.arg)));
+      return fmt::format("cp.async.wait_group {} ({} copies still in flight)", op.arg, waited_for(a, op));
+    case OpKind::wgmma_wait:
+      return fmt::format("wgmma.wait_group {} ({} operand reads of the warp group still pending)", op.arg,
+                         waited_for(a, op));
     case OpKind::atomic_cas: return fmt::format("atomic cas [{}] {} -> {}", op.addr, op.expected, op.arg);
     default: break;
   }

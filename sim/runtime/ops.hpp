@@ -43,6 +43,12 @@ enum class Dependence : std::uint8_t {
   block_sync,
 };
 
+// The per-thread (wgmma: per warp group) async-group families: members issued, committed by
+// a commit_group, waited for by a wait_group (sim/runtime/async_groups.hpp).
+enum class GroupKind : std::uint8_t { none, bulk_store, cp_async, wgmma };
+inline constexpr std::size_t kGroupKinds = 3;  // without none
+inline constexpr std::size_t group_index(GroupKind g) { return static_cast<std::size_t>(g) - 1; }
+
 enum class OpKind : std::uint8_t {
 #define MBCHECK_OP(kind, ...) kind,
 #include "sim/runtime/ops.def"
@@ -56,14 +62,15 @@ struct OpInfo {
   Order order;
   Dependence dependence;
   bool point;
+  GroupKind group;
   std::string_view report;
 };
 
 namespace ops_detail {
 inline constexpr bool yes = true, no = false;
 inline constexpr OpInfo kTable[] = {
-#define MBCHECK_OP(kind, ptx, operand, effect, order, dependence, point, report) \
-  {#kind, ptx, Operand::operand, Effect::effect, Order::order, Dependence::dependence, point, report},
+#define MBCHECK_OP(kind, ptx, operand, effect, order, dependence, point, group, report) \
+  {#kind, ptx, Operand::operand, Effect::effect, Order::order, Dependence::dependence, point, GroupKind::group, report},
 #include "sim/runtime/ops.def"
 };
 }  // namespace ops_detail

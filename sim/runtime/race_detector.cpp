@@ -76,7 +76,7 @@ void RaceDetector::reset(std::size_t agents) {
   for (Released& r : released_) r = Released{};
   shared_reads_.clear();
   fenced_.assign(agents, 0);
-  for (int k = 0; k < 2; ++k) {
+  for (std::size_t k = 0; k < kGroupKinds; ++k) {
     groups_done_[k].assign(agents, {});
     done_uncommitted_[k].assign(agents, {});
   }
@@ -179,8 +179,8 @@ void RaceDetector::fence_async(AgentId a) {
   ++clocks_[a][a];  // writes after the fence are not covered by it
 }
 
-void RaceDetector::group_member_done(AgentId member, AgentId issuer, Groups kind, std::uint32_t group) {
-  const auto k = static_cast<std::size_t>(kind);
+void RaceDetector::group_member_done(AgentId member, AgentId issuer, GroupKind kind, std::uint32_t group) {
+  const std::size_t k = group_index(kind);
   if (group == ~0u) {
     auto& pending = done_uncommitted_[k];
     if (pending.size() <= issuer) pending.resize(issuer + 1);
@@ -193,8 +193,8 @@ void RaceDetector::group_member_done(AgentId member, AgentId issuer, Groups kind
   join(all[issuer][group], clocks_[member]);
 }
 
-void RaceDetector::commit_group(AgentId issuer, Groups kind, std::uint32_t group) {
-  const auto k = static_cast<std::size_t>(kind);
+void RaceDetector::commit_group(AgentId issuer, GroupKind kind, std::uint32_t group) {
+  const std::size_t k = group_index(kind);
   auto& pending = done_uncommitted_[k];
   if (issuer >= pending.size() || pending[issuer].empty()) return;
   auto& all = groups_done_[k];
@@ -204,10 +204,10 @@ void RaceDetector::commit_group(AgentId issuer, Groups kind, std::uint32_t group
   pending[issuer].clear();
 }
 
-void RaceDetector::acquire_groups(AgentId issuer, Groups kind, std::uint32_t groups) {
-  const auto& all = groups_done_[static_cast<std::size_t>(kind)];
-  if (issuer >= all.size()) return;
-  for (std::uint32_t g = 0; g < groups && g < all[issuer].size(); ++g) join(clocks_[issuer], all[issuer][g]);
+void RaceDetector::acquire_groups(AgentId waiter, AgentId owner, GroupKind kind, std::uint32_t groups) {
+  const auto& all = groups_done_[group_index(kind)];
+  if (owner >= all.size()) return;
+  for (std::uint32_t g = 0; g < groups && g < all[owner].size(); ++g) join(clocks_[waiter], all[owner][g]);
 }
 
 RaceDetector::Page& RaceDetector::page(std::uintptr_t page_index) {

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/runtime/ops.hpp"
 
 namespace mbcheck::sim {
 
@@ -48,13 +49,13 @@ class RaceDetector {
   void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase);
   void join_all(const std::vector<AgentId>& agents);  // sync_threads
   void fence_async(AgentId a);                        // fence.proxy.async by a
-  // Async-groups, per issuing thread and kind (bulk stores: their reads of smem; cp.async:
-  // their copies): `member` of group `group` of `issuer` is done (~0u: not committed yet).
-  enum class Groups : std::uint8_t { bulk_store = 0, cp_async = 1 };
-  void group_member_done(AgentId member, AgentId issuer, Groups kind, std::uint32_t group);
-  void acquire_groups(AgentId issuer, Groups kind, std::uint32_t groups);  // wait_group: [0, groups) done
-  // commit_group: the members of `issuer` done before their commit belong to `group`.
-  void commit_group(AgentId issuer, Groups kind, std::uint32_t group);
+  // Async-groups, per owner and family (sim/runtime/async_groups.hpp): `member` of group
+  // `group` of `owner` is done (~0u: not committed yet).
+  void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group);
+  // wait_group by `waiter`: ordered after every member of `owner`'s groups [0, groups).
+  void acquire_groups(AgentId waiter, AgentId owner, GroupKind kind, std::uint32_t groups);
+  // commit_group: the members of `owner` done before their commit belong to `group`.
+  void commit_group(AgentId owner, GroupKind kind, std::uint32_t group);
   // What `a` knows of a barrier through happens-before: the newest phase of its current
   // incarnation whose completion happens before a's present (a wait or poll that saw it
   // complete, by a itself or by anyone whose past flows to a through releases and syncs);
@@ -144,8 +145,8 @@ class RaceDetector {
   std::vector<std::vector<Epoch>> shared_reads_;
   std::vector<std::uint32_t> fenced_;  // per agent: its generic writes up to this epoch are fenced
   // per kind, issuing thread and async-group: the join of its done members' clocks
-  std::vector<std::vector<VClock>> groups_done_[2];
-  std::vector<VClock> done_uncommitted_[2];  // per kind and issuing thread: done before their commit
+  std::vector<std::vector<VClock>> groups_done_[kGroupKinds];
+  std::vector<VClock> done_uncommitted_[kGroupKinds];  // per family and owner: done before their commit
 };
 
 }  // namespace mbcheck::sim

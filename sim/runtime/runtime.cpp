@@ -189,9 +189,7 @@ bool Runtime::is_enabled_now(const Agent& a) const {
     case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
     case OpKind::test_wait:
     case OpKind::try_wait: return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg);
-    case OpKind::bulk_wait_read: return stores_waited_for(a, static_cast<std::uint32_t>(a.op.arg)) == 0;
-    case OpKind::cp_async_wait: return cp_async_waited_for(a, static_cast<std::uint32_t>(a.op.arg)) == 0;
-    default: return true;
+    default: return a.op.info().dependence != Dependence::group_wait || waited_for(a, a.op) == 0;
   }
 }
 
@@ -292,10 +290,8 @@ boost::fibers::context* Runtime::decide() {
     races_.tick(pick, steps_);
     last_agent_ = pick;
     if (a.kind == Agent::Kind::copy) {
-      if (a.op.kind == OpKind::store_land)
-        land_store(a);
-      else if (a.op.kind == OpKind::cp_async_land)
-        land_cp_async(a);
+      if (a.op.info().group != GroupKind::none)
+        land_group_member(a);
       else if (a.op.kind == OpKind::async_arrive)
         async_arrive(a);
       else

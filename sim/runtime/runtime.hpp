@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "sim/runtime/asan_fibers.hpp"
+#include "sim/runtime/async_groups.hpp"
 #include "sim/runtime/mbarrier.hpp"
 #include "sim/runtime/ops.hpp"
 #include "spec/platform.hpp"
@@ -218,20 +219,19 @@ struct Agent {
   const unsigned char* stack_hi = nullptr;
   std::uint32_t enabled_pos = ~0u;
   boost::fibers::context* ctx = nullptr;
-  // bulk stores this thread issued: not yet committed, and committed but not yet read
-  std::vector<AgentId> uncommitted_stores;
-  std::vector<std::uint32_t> store_groups;  // per committed bulk async-group: stores still reading
-  std::uint32_t async_group = 0;            // a store or cp.async agent: the group its commit put it in
-  // cp.async: this thread's copies not yet committed, landings still missing per committed
-  // group, every copy it issued (what a cp.async.mbarrier.arrive tracks), and its arrive
+  // A thread: its async-group families (bulk stores, cp.async; wgmma at a warp group's first
+  // thread), sim/runtime/async_groups.hpp.
+  AsyncGroupSet groups;
+  // cp.async: every copy it issued (what a cp.async.mbarrier.arrive tracks), and its arrive
   // agents still waiting for their copies; an arrive agent's tracked copies.
-  std::vector<AgentId> cp_async_uncommitted;
-  std::vector<std::uint32_t> cp_async_groups;
   std::vector<AgentId> cp_async_issued;
   std::vector<AgentId> cp_async_arrivers;
   std::vector<AgentId> tracked;
-  // copy agents (and store agents, with `committed` telling whether a wait covers them)
+  // A member of an async group (a store, a cp.async, a wgmma operand read): whether a commit
+  // put it in a group yet, which group, and whose groups they are.
   bool committed = false;
+  std::uint32_t async_group = 0;
+  AgentId group_owner = kNoAgent;
   AgentId thread_agent = kNoAgent;  // the thread that issued it
   unsigned char* dst = nullptr;
   const unsigned char* src = nullptr;
@@ -366,12 +366,21 @@ class Runtime {
   void wait_status(MbarrierState& bar, const TryWaitStatus& status);
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
   void bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes);  // TMA store
-  void bulk_commit_group();   // not a scheduling point: it only groups this thread's stores
-  // Blocks until every committed bulk async-group of this thread but the newest `pending`
-  // has read its shared memory (cp.async.bulk.wait_group.read N).
-  void bulk_wait_read(std::uint32_t pending = 0);
-  // How many stores of the groups a wait_group.read `pending` waits for are still reading.
-  static std::uint32_t stores_waited_for(const Agent& a, std::uint32_t pending);
+  // --- async groups: bulk stores, cp.async, wgmma (sim/runtime/async_groups.cpp) -----------
+  // commit_group of the family: the members issued since the last one form the next group
+  // (not a scheduling point: it only groups them).
+  void commit_group(GroupKind kind);
+  // wait_group `pending` (`wait` is the family's wait row: bulk_wait_read, cp_async_wait,
+  // wgmma_wait): blocks until every committed group but the newest `pending` is done, and is
+  // ordered after its members.
+  void wait_group(OpKind wait, std::uint32_t pending);
+  // The thread whose groups of `kind` `thread` uses: itself; for wgmma its warp group's first.
+  AgentId group_owner(const Agent& thread, GroupKind kind) const;
+  // Members still outstanding that the wait `op` (a group_wait row) of `thread` waits for.
+  std::uint32_t waited_for(const Agent& thread, const Op& op) const;
+  // wgmma.mma_async's shared-memory operands (a: nullptr when A is in registers): read by
+  // the async proxy from its issue until the wgmma.wait_group that retires its group.
+  void wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes);
   void fence_proxy_async();   // generic-proxy writes so far become visible to the async proxy
   void block_sync();
   // bar.arrive / bar.sync on the CTA's named barrier `id` for `count` threads (sim/runtime/barrier_ops.cpp).
@@ -399,12 +408,9 @@ class Runtime {
   std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
   // --- cp.async, non-bulk (sim/runtime/cp_async.cpp) ---------------------------------------
   void cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes);  // cp.async.ca.shared.global
-  void cp_async_commit_group();                 // cp.async.commit_group (not a scheduling point)
-  void cp_async_wait_group(std::uint32_t pending);  // cp.async.wait_group N
   // cp.async.mbarrier.arrive{.noinc}: an arrive-on `bar` once every cp.async this thread issued
   // so far has landed; without .noinc the pending count is raised by one first.
   void cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc);
-  static std::uint32_t cp_async_waited_for(const Agent& a, std::uint32_t pending);
   // A load or store of protocol data (not a scheduling point): checked for races.
   void data_access(const void* addr, std::size_t bytes, bool write);
   void check_failed(const char* what);  // throws unless already unwinding
@@ -523,8 +529,12 @@ class Runtime {
   };
   BarrierEffect apply_barrier_op(Agent& a, const Op& op, AgentId spawned = kNoAgent);
   void land_copy_piece(Agent& copy);
-  void land_store(Agent& store);
-  void land_cp_async(Agent& copy);
+  // An async-group member's step: a store's, a cp.async's or a wgmma operand's memory
+  // access, then group_member_done.
+  void land_group_member(Agent& member);
+  void add_group_member(Agent& issuer, Agent& member, GroupKind kind);
+  void group_member_done(Agent& member);
+  void release_cp_async_arrivers(Agent& issuer);
   void async_arrive(Agent& arriver);
   void thread_finished(Agent& a);
   void end(Verdict v, std::string message, std::optional<MisuseKind> misuse = std::nullopt);

@@ -39,6 +39,9 @@ const char* to_string(Stmt s) {
     case Stmt::cpa_commit: return "cpa_commit";
     case Stmt::cpa_wait: return "cpa_wait";
     case Stmt::cpa_arrive: return "cpa_arrive";
+    case Stmt::wg_mma: return "wg_mma";
+    case Stmt::wg_commit: return "wg_commit";
+    case Stmt::wg_wait: return "wg_wait";
     case Stmt::count_: break;
   }
   return "?";

@@ -75,6 +75,19 @@
 //                       pending count by one first (not with .noinc), then an arrive agent
 //                       performs an arrive-on once every cp.async the thread issued before
 //                       has landed; that arrive releases those copies' writes only
+//   wg_mma              wgmma.mma_async with operand B in words 0..1 of slot S[arg], issued by
+//                       the CTA's thread 0 (a warp group issues it once; in other threads it
+//                       is nothing): a read agent of its own reads the words through the async
+//                       proxy at a later step, ordered after the issue; reading a word whose
+//                       last write was by the generic proxy (store, cpa_copy: no fence in
+//                       these programs) is a race
+//   wg_commit           wgmma.commit_group (thread 0; not a step): its uncommitted reads form
+//                       the CTA's next wgmma group
+//   wg_wait             wgmma.wait_group arg (0/1), by any thread: blocks until every
+//                       committed group of the CTA but the newest arg has read; ordered after
+//                       those reads. (The warp-group rendezvous of commit and wait is not part
+//                       of these programs: the runtime side calls the group bookkeeping
+//                       directly, and tests/test_collectives.cpp holds the rendezvous.)
 // Copy sources: word j of slot s in CTA c lands the value 1000 + 100c + 10s + j.
 //
 // Memory model (PTX): arrive, arrive_drop, arrive.noComplete and arrive.expect_tx release;
@@ -99,6 +112,7 @@ enum class Stmt : std::uint8_t {
   wait, test_wait, try_wait, token_test_wait, token_wait, spin_try_wait, spin_backoff, try_then_wait,
   status_try, status_wait, copy, load_slot, store, load, atomic_store, atomic_load, atomic_add, sync_threads,
   bar_arrive, bar_sync, parity_wait, parity_try_wait, cpa_copy, cpa_commit, cpa_wait, cpa_arrive,
+  wg_mma, wg_commit, wg_wait,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -34,7 +34,7 @@ struct Gen {
         Stmt::copy, Stmt::copy, Stmt::load_slot, Stmt::store, Stmt::load, Stmt::atomic_store,
         Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads, Stmt::bar_arrive, Stmt::bar_sync,
         Stmt::parity_wait, Stmt::parity_wait, Stmt::parity_try_wait, Stmt::cpa_copy, Stmt::cpa_commit,
-        Stmt::cpa_wait, Stmt::cpa_arrive};
+        Stmt::cpa_wait, Stmt::cpa_arrive, Stmt::wg_mma, Stmt::wg_commit, Stmt::wg_wait};
     i.op = kPool[pick(sizeof kPool / sizeof kPool[0])];
     switch (i.op) {
       case Stmt::arrive_expect_tx:
@@ -57,8 +57,10 @@ struct Gen {
       case Stmt::parity_wait:
       case Stmt::parity_try_wait:
       case Stmt::cpa_wait:
+      case Stmt::wg_wait:
       case Stmt::cpa_arrive: i.arg = static_cast<std::int32_t>(pick(2)); break;
-      case Stmt::cpa_copy: i.arg = static_cast<std::int32_t>(pick(kSlots)); break;
+      case Stmt::cpa_copy:
+      case Stmt::wg_mma: i.arg = static_cast<std::int32_t>(pick(kSlots)); break;
       case Stmt::bar_arrive:
       case Stmt::bar_sync: {
         // the whole CTA mostly; fewer threads (surplus arrivals start the next generation);
@@ -179,6 +181,23 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       s[a].push_back({Stmt::cpa_wait, 0, static_cast<std::int32_t>(g.pick(2))});
       s[a].push_back({Stmt::load_slot, 0, static_cast<std::int32_t>(g.pick(kSlots))});
       break;
+    case 15: {  // a wgmma consumer: wait full, MMA on the slot, commit, (wait_group 0,) release
+                // empty; the producer refills the slot by a bulk copy once empty completes
+      g.p.barriers = 2;  // full (0) and empty (1), one arrival each
+      g.p.counts = {1, 1};
+      const std::int32_t bytes = static_cast<std::int32_t>(16 * g.p.copy_pieces);
+      s[b].push_back({Stmt::arrive_expect_tx, 0, bytes});
+      s[b].push_back({Stmt::copy, 0, 0});
+      s[b].push_back({Stmt::wait, 1, 0});
+      s[b].push_back({Stmt::arrive_expect_tx, 0, bytes});
+      s[b].push_back({Stmt::copy, 0, 0});
+      s[a].push_back({Stmt::wait, 0, 0});
+      s[a].push_back({Stmt::wg_mma, 0, 0});
+      s[a].push_back({Stmt::wg_commit, 0, 0});
+      if (g.chance(60)) s[a].push_back({Stmt::wg_wait, 0, 0});
+      s[a].push_back({Stmt::arrive, 1, 0});
+      break;
+    }
     case 11:  // rounds of bar.sync over the CTA with data between
       for (std::uint32_t t = 0; t < g.p.threads; ++t) {
         s[t].push_back({Stmt::store, 0, static_cast<std::int32_t>(t % kDataWords)});
@@ -248,7 +267,7 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    plant_pattern(g, g.pick(15));
+    plant_pattern(g, g.pick(16));
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
                         p.scripts[0][3].op == Stmt::wait;
@@ -294,6 +313,14 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
       if (i.op == Stmt::bar_sync)
         for (std::size_t j = 0; j < k; ++j)
           if (script[j].op == Stmt::bar_sync && script[j].bar == i.bar) seen.insert("pattern:rounds of bar.sync");
+      if (i.op == Stmt::arrive && &script == &p.scripts[0])  // a release after a wgmma: before or after its wait
+        for (std::size_t j = 0; j < k; ++j)
+          if (script[j].op == Stmt::wg_mma) {
+            bool waited = false;
+            for (std::size_t m = j; m < k; ++m) waited |= script[m].op == Stmt::wg_wait;
+            seen.insert(waited ? "pattern:wgmma, wait_group, then a release" : "pattern:wgmma, then a release before its wait_group");
+            break;
+          }
     }
   bool tx_inc = false, tx_dec = false, arrivals = false;
   for (const auto& script : p.scripts)

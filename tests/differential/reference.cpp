@@ -36,7 +36,8 @@ struct Thread {
   Clock clock;
   std::vector<I> known;   // per barrier of any CTA (cta * nbars + b): newest phase known complete (-1)
   I groups = 0;           // cp.async groups committed so far
-  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(status); v(clock); v(known); v(groups); }
+  I wg_groups = 0;        // thread 0 of a CTA: the CTA's wgmma groups committed so far
+  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(status); v(clock); v(known); v(groups); v(wg_groups); }
 };
 
 struct Barrier {
@@ -70,6 +71,13 @@ struct CpAsync {  // one per cpa_copy statement: issued at most once
   template <class V> void visit(V& v) { v(status); v(group); v(clock); }
 };
 
+struct WgRead {   // one per wg_mma statement: the read agent of its operand (thread 0's only)
+  I status = 0;   // 0 not issued, 1 issued, 2 read
+  I group = -1;   // the CTA's wgmma group it was committed in (-1: not yet)
+  Clock clock;    // its agent's clock (its issuer's at the issue); kept after the read
+  template <class V> void visit(V& v) { v(status); v(group); v(clock); }
+};
+
 struct Arriver {  // one per cpa_arrive statement: its arrive agent
   I status = 0;   // 0 not issued, 1 waiting for its copies, 2 arrived
   I tracked = 0;  // bit k: cpa_copy instance k was issued before it (by its thread)
@@ -79,8 +87,9 @@ struct Arriver {  // one per cpa_arrive statement: its arrive agent
 struct Word {                 // one word of D or S, with its history for the race detector
   I value = 0;
   I writer = -1, wepoch = 0;  // last write: its agent and that agent's own component then
+  I wasync = 0;               // that write was by the async proxy (a bulk copy's landing)
   std::vector<I> reads;       // per agent: own component at its latest read since that write (0: none)
-  template <class V> void visit(V& v) { v(value); v(writer); v(wepoch); v(reads); }
+  template <class V> void visit(V& v) { v(value); v(writer); v(wepoch); v(wasync); v(reads); }
 };
 
 struct State {
@@ -93,7 +102,8 @@ struct State {
   std::vector<Named> named;     // cta * kNamedIds + id
   std::vector<CpAsync> cpas;
   std::vector<Arriver> arrivers;
-  template <class V> void visit(V& v) { v(threads); v(bars); v(copies); v(data); v(slots); v(atomics); v(named); v(cpas); v(arrivers); }
+  std::vector<WgRead> wgs;
+  template <class V> void visit(V& v) { v(threads); v(bars); v(copies); v(data); v(slots); v(atomics); v(named); v(cpas); v(arrivers); v(wgs); }
 };
 
 // Encoding: zigzag varints (the values are small), vectors prefixed by their length.
@@ -199,6 +209,7 @@ bool uses_barrier(Stmt op) {
     case Stmt::store: case Stmt::load: case Stmt::load_slot: case Stmt::atomic_store:
     case Stmt::atomic_load: case Stmt::atomic_add: case Stmt::sync_threads:
     case Stmt::bar_arrive: case Stmt::bar_sync: case Stmt::cpa_copy: case Stmt::cpa_commit: case Stmt::cpa_wait:
+    case Stmt::wg_mma: case Stmt::wg_commit: case Stmt::wg_wait:
       return false;
     default:
       return true;
@@ -209,7 +220,7 @@ bool uses_barrier(Stmt op) {
 int index_limit(Stmt op) {
   switch (op) {
     case Stmt::store: case Stmt::load: return kDataWords;
-    case Stmt::copy: case Stmt::load_slot: case Stmt::cpa_copy: return kSlots;
+    case Stmt::copy: case Stmt::load_slot: case Stmt::cpa_copy: case Stmt::wg_mma: return kSlots;
     case Stmt::atomic_store: case Stmt::atomic_load: case Stmt::atomic_add: return kAtomicWords;
     default: return 0;
   }
@@ -236,10 +247,12 @@ class Explorer {
         copy_index_[g].push_back(in.op == Stmt::copy ? static_cast<int>(copy_issuer_.size())
                                  : in.op == Stmt::cpa_copy ? static_cast<int>(cpa_issuer_.size())
                                  : in.op == Stmt::cpa_arrive ? static_cast<int>(arv_issuer_.size())
+                                 : in.op == Stmt::wg_mma     ? static_cast<int>(wg_issuer_.size())
                                                              : -1);
         if (in.op == Stmt::copy) copy_issuer_.push_back(g);
         if (in.op == Stmt::cpa_copy) cpa_issuer_.push_back(g), cpa_slot_.push_back(in.arg);
         if (in.op == Stmt::cpa_arrive) arv_issuer_.push_back(g), arv_bar_.push_back(in.bar);
+        if (in.op == Stmt::wg_mma) wg_issuer_.push_back(g), wg_slot_.push_back(in.arg);
       }
     }
     if (!copy_issuer_.empty() && (p.copy_pieces < 1 || 2 * p.copy_pieces > kSlotWords))
@@ -247,7 +260,8 @@ class Explorer {
     if (cpa_issuer_.size() > 62) throw std::invalid_argument("reference: too many cpa_copy statements");
     cpa_base_ = n_ + static_cast<int>(copy_issuer_.size());
     arv_base_ = cpa_base_ + static_cast<int>(cpa_issuer_.size());
-    agents_ = arv_base_ + static_cast<int>(arv_issuer_.size());
+    wg_base_ = arv_base_ + static_cast<int>(arv_issuer_.size());
+    agents_ = wg_base_ + static_cast<int>(wg_issuer_.size());
   }
 
   ReferenceResult run() {
@@ -303,6 +317,8 @@ class Explorer {
     s.cpas.resize(cpa_issuer_.size());
     for (CpAsync& c : s.cpas) c.clock.assign(static_cast<std::size_t>(agents_), 0);
     s.arrivers.resize(arv_issuer_.size());
+    s.wgs.resize(wg_issuer_.size());
+    for (WgRead& w : s.wgs) w.clock.assign(static_cast<std::size_t>(agents_), 0);
     Word blank;
     blank.reads.assign(static_cast<std::size_t>(agents_), 0);
     s.data.assign(static_cast<std::size_t>(p_.ctas) * kDataWords, blank);
@@ -325,6 +341,7 @@ class Explorer {
       if (static_cast<int>(a) != agent && w.reads[a] > c[a]) throw Bug{"race"};
     w.writer = agent;
     w.wepoch = c[static_cast<std::size_t>(agent)];
+    w.wasync = 0;  // a bulk copy's landing sets it after
     std::fill(w.reads.begin(), w.reads.end(), 0);
   }
 
@@ -530,6 +547,27 @@ class Explorer {
         break;
       }
       case Stmt::cpa_commit: break;  // settle() did it when the thread reached it
+      case Stmt::wg_mma: {  // thread 0's issue (settle() skips the others'): as a cp.async's
+        const int k = copy_index_[static_cast<std::size_t>(g)][static_cast<std::size_t>(t.pc - prologue_len(g))];
+        WgRead& w = s.wgs[static_cast<std::size_t>(k)];
+        w.status = 1;
+        w.group = -1;
+        w.clock = t.clock;
+        w.clock[static_cast<std::size_t>(wg_base_ + k)] = 1;
+        t.clock[static_cast<std::size_t>(g)] += 1;
+        break;
+      }
+      case Stmt::wg_commit: break;  // settle() did it (or skipped it) when the thread reached it
+      case Stmt::wg_wait: {  // the CTA's groups, kept by its thread 0
+        const int leader = cta_of(g) * static_cast<int>(p_.threads);
+        const I waited = s.threads[static_cast<std::size_t>(leader)].wg_groups - in.arg;
+        for (std::size_t k = 0; k < s.wgs.size(); ++k)
+          if (wg_issuer_[k] == leader && s.wgs[k].group >= 0 && s.wgs[k].group < waited && s.wgs[k].status != 2)
+            return false;  // a waited-for group has a read pending
+        for (std::size_t k = 0; k < s.wgs.size(); ++k)
+          if (wg_issuer_[k] == leader && s.wgs[k].group >= 0 && s.wgs[k].group < waited) join(t.clock, s.wgs[k].clock);
+        break;
+      }
       case Stmt::cpa_wait: {
         const I waited = t.groups - in.arg;
         for (std::size_t k = 0; k < s.cpas.size(); ++k)
@@ -594,6 +632,18 @@ class Explorer {
         t.pc += 1;
         continue;
       }
+      const bool leader = g % static_cast<int>(p_.threads) == 0;
+      if (in.op == Stmt::wg_commit && leader) {  // the CTA's next wgmma group: not a step
+        for (std::size_t k = 0; k < s.wgs.size(); ++k)
+          if (wg_issuer_[k] == g && s.wgs[k].status != 0 && s.wgs[k].group < 0) s.wgs[k].group = t.wg_groups;
+        t.wg_groups += 1;
+        t.pc += 1;
+        continue;
+      }
+      if ((in.op == Stmt::wg_mma || in.op == Stmt::wg_commit) && !leader) {  // the warp group's, issued by thread 0
+        t.pc += 1;
+        continue;
+      }
       const bool token_op = in.op == Stmt::token_test_wait || in.op == Stmt::token_wait;
       const bool status_noop = in.op == Stmt::status_wait && (t.status[in.bar] == 0 || t.status[in.bar] % 2 == 0);
       if (!status_noop && (!token_op || t.token[in.bar] != 0)) break;
@@ -642,6 +692,7 @@ class Explorer {
     for (int j = static_cast<int>(2 * cp.landed); j < 2 * cp.landed + 2; ++j) {
       Word& w = slot_word(s, cta, in.arg, j);
       access(w, agent, cp.clock, true);
+      w.wasync = 1;
       w.value = copy_source_value(static_cast<std::uint32_t>(cta), in.arg, j);
     }
     Barrier& b = bar(s, cta, in.bar);
@@ -672,6 +723,21 @@ class Explorer {
       w.value = copy_source_value(static_cast<std::uint32_t>(cta), slot, j);
     }
     c.status = 2;
+    return true;
+  }
+
+  // The read agent of wg_mma instance k: reads words 0..1 of its slot through the async
+  // proxy; a word last written by the generic proxy (no fence in these programs) is a race.
+  bool wg_step(State& s, int k) const {
+    WgRead& r = s.wgs[static_cast<std::size_t>(k)];
+    if (r.status != 1) return false;
+    const int cta = cta_of(wg_issuer_[static_cast<std::size_t>(k)]), slot = wg_slot_[static_cast<std::size_t>(k)];
+    for (int j = 0; j < 2; ++j) {
+      Word& w = slot_word(s, cta, slot, j);
+      if (w.writer >= 0 && !w.wasync) throw Bug{"race"};
+      access(w, wg_base_ + k, r.clock, false);
+    }
+    r.status = 2;
     return true;
   }
 
@@ -731,7 +797,8 @@ class Explorer {
         const bool moved = a < n_          ? thread_step(next, a)
                            : a < cpa_base_ ? copy_step(next, a - n_)
                            : a < arv_base_ ? cpa_step(next, a - cpa_base_)
-                                           : arrive_step(next, a - arv_base_);
+                           : a < wg_base_  ? arrive_step(next, a - arv_base_)
+                                           : wg_step(next, a - wg_base_);
         if (!moved) continue;
       } catch (const Bug& bug) {  // the execution ends in the bug: an end reachable from here
         any = true;
@@ -793,9 +860,10 @@ class Explorer {
   std::uint64_t max_states_;
   int n_ = 0;       // threads in all
   int nbars_ = 0;   // barriers per CTA, counting never-initialised ones named by scripts
-  int agents_ = 0;  // threads, copy statements, cpa_copy statements, cpa_arrive statements
+  int agents_ = 0;  // threads, copy statements, cpa_copy statements, cpa_arrive statements, wg_mma statements
   int cpa_base_ = 0, arv_base_ = 0;  // the first cp.async agent, the first arrive agent
-  std::vector<int> cpa_issuer_, cpa_slot_, arv_issuer_, arv_bar_;
+  int wg_base_ = 0;                  // the first wgmma read agent
+  std::vector<int> cpa_issuer_, cpa_slot_, arv_issuer_, arv_bar_, wg_issuer_, wg_slot_;
   std::vector<std::vector<int>> copy_index_;  // [g][script pc]: its copy's index, or -1
   std::vector<int> copy_issuer_;              // by copy index: the issuing thread
 

@@ -128,6 +128,11 @@ void RuntimeProgram::thread_main() {
         else
           P::cp_async_mbarrier_arrive(bars[i.bar]);
         break;
+      case Stmt::wg_mma: sim::Runtime::current().wgmma_mma_async(nullptr, 0, slots + i.arg * kSlotWords, 16); break;
+      case Stmt::wg_commit: sim::Runtime::current().commit_group(sim::GroupKind::wgmma); break;
+      case Stmt::wg_wait:
+        sim::Runtime::current().wait_group(sim::OpKind::wgmma_wait, static_cast<std::uint32_t>(i.arg));
+        break;
       case Stmt::count_: break;
     }
   }
