@@ -344,6 +344,43 @@ struct DevicePlatform {
       default: asm volatile("wgmma.wait_group.sync.aligned 4;" ::: "memory"); break;
     }
   }
+  // wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16, D += A * B, with B (and A unless
+  // `a` is nullptr: A in registers, zeros) in shared memory, described without swizzle: core
+  // matrices of 8 rows x 16 B, the next along K 128 B on, the next 8 rows 256 B on (A: 2 KiB,
+  // B: 256 B). The byte counts are the host's (what it checks for races); the shape is fixed.
+  struct WgmmaAccumulator {
+    float d[4] = {};
+  };
+  __device__ static std::uint64_t wgmma_descriptor(const void* smem) {
+    const auto addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+    std::uint64_t desc = (addr & 0x3FFFFu) >> 4;
+    desc |= std::uint64_t{128 >> 4} << 16;  // leading byte offset: the next core matrix along K
+    desc |= std::uint64_t{256 >> 4} << 32;  // stride byte offset: the next 8 rows
+    return desc;                            // base offset 0, no swizzle
+  }
+  __device__ static void wgmma_mma_async(WgmmaAccumulator& acc, const void* a, std::uint32_t /*a_bytes*/,
+                                         const void* b, std::uint32_t /*b_bytes*/) {
+    const std::uint64_t db = wgmma_descriptor(b);
+    if (a) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0;\n}\n"
+          : "+f"(acc.d[0]), "+f"(acc.d[1]), "+f"(acc.d[2]), "+f"(acc.d[3])
+          : "l"(wgmma_descriptor(a)), "l"(db)
+          : "memory");
+    } else {
+      const std::uint32_t zero = 0;
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, {%4, %4, %4, %4}, %5, p, 1, 1, 0;\n}\n"
+          : "+f"(acc.d[0]), "+f"(acc.d[1]), "+f"(acc.d[2]), "+f"(acc.d[3])
+          : "r"(zero), "l"(db)
+          : "memory");
+    }
+  }
+  __device__ static void wgmma_fence_operand(WgmmaAccumulator& acc) {
+    asm volatile("" : "+f"(acc.d[0]), "+f"(acc.d[1]), "+f"(acc.d[2]), "+f"(acc.d[3])::"memory");
+  }
   __device__ static void nanosleep(std::uint32_t ns) { __nanosleep(ns); }
 
   // --- async copies, fences, block sync -----------------------------------------------------

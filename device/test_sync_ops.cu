@@ -8,7 +8,10 @@
 //  - named-barrier counting: bar.sync id, 64 in a CTA of 4 warps releases two warps while the
 //    other two are still delayed (measured); a warp whose upper 16 lanes exited counts as a
 //    whole warp (measured; the emulator counts warps the same way, tests/test_named_barriers.cpp);
-//  - OrderedSequenceBarrier (spec/ordered_sequence_barrier.hpp): a turn out of order.
+//  - OrderedSequenceBarrier (spec/ordered_sequence_barrier.hpp): a turn out of order;
+//  - wgmma.mma_async operand reads: a stage released before wgmma.wait_group and overwritten
+//    reaches the MMA (measured: what the emulator reports as a race), released after it never
+//    does (forbidden).
 // Exit status 0 when every forbidden count is 0.
 #include <cstring>
 #include <vector>
@@ -207,6 +210,45 @@ __global__ void shfl(std::uint32_t rounds, unsigned int* wrong) {
   }
 }
 
+// A warp group (threads 0..127) runs kChain MMAs on (A, B0) and a last one on (A, B), all of
+// ones, in one group; thread 0 releases the stage (barrier, count 1) before or after
+// wgmma.wait_group 0. Warp 4 waits for the release and overwrites B with twos. D[0] is then
+// 16 (kChain + 1) if the last MMA read the old B, 16 kChain + 32 if it read the new B, another
+// value if a mix. outcome[0..2] count the three per CTA.
+constexpr int kChain = 64;
+__global__ void __launch_bounds__(256) wgmma_release(bool before_wait, unsigned int* outcome) {
+  __shared__ alignas(128) std::uint16_t a[1024], b0[128], b[128];  // bf16: 2 KiB, 256 B, 256 B
+  __shared__ P::Barrier empty;
+  const std::uint32_t me = P::thread_idx();
+  constexpr std::uint16_t kOne = 0x3F80, kTwo = 0x4000;
+  for (std::uint32_t i = me; i < 1024; i += 256) a[i] = kOne;
+  if (me < 128) b0[me] = kOne, b[me] = kOne;
+  if (me == 0) P::mbarrier_init(empty, 1);
+  P::fence_proxy_async_shared_cta();  // the generic stores, to the MMA's async-proxy reads
+  __syncthreads();
+  // The warp group's index, warp-uniform as the compiler can see (CUTLASS's
+  // canonical_warp_group_idx): a wgmma in a path it thinks divergent is serialized.
+  const std::uint32_t group = __shfl_sync(0xffffffffu, me / 128, 0);
+  if (group == 0) {
+    P::WgmmaAccumulator acc;
+    P::wgmma_fence();
+    for (int i = 0; i < kChain; ++i) P::wgmma_mma_async(acc, a, sizeof a, b0, sizeof b0);
+    P::wgmma_mma_async(acc, a, sizeof a, b, sizeof b);
+    P::wgmma_commit_group();
+    if (before_wait && me == 0) P::mbarrier_arrive(empty);
+    P::wgmma_wait_group(0);
+    P::wgmma_fence_operand(acc);
+    if (!before_wait && me == 0) P::mbarrier_arrive(empty);
+    if (me == 0) {
+      const float d = acc.d[0];
+      atomicAdd(&outcome[d == 16.0f * (kChain + 1) ? 0 : d == 16.0f * kChain + 32.0f ? 1 : 2], 1u);
+    }
+  } else if (__shfl_sync(0xffffffffu, me / 32, 0) == 4) {
+    P::mbarrier_wait_parity(empty, 0);
+    for (std::uint32_t i = (me - 128) * 4; i < (me - 128) * 4 + 4; ++i) b[i] = kTwo;
+  }
+}
+
 using dev::counter;
 using dev::read_and_free;
 
@@ -332,6 +374,24 @@ int main(int argc, char** argv) {
     std::printf("named-barrier counting: bar.sync 1, 64 with 16 of warp 0's lanes exited: completed in %u of %u CTAs "
                 "(PTX counts warps, and so does the emulator)\n",
                 p, ctas);
+  }
+  for (const bool before_wait : {true, false}) {
+    unsigned int* outcome = nullptr;
+    MBCHECK_CUDA(cudaMalloc(&outcome, 3 * sizeof(unsigned int)));
+    MBCHECK_CUDA(cudaMemset(outcome, 0, 3 * sizeof(unsigned int)));
+    const unsigned launches = quick ? 1 : 50;
+    for (unsigned l = 0; l < launches; ++l) wgmma_release<<<ctas, 256>>>(before_wait, outcome);
+    MBCHECK_CUDA(cudaGetLastError());
+    MBCHECK_CUDA(cudaDeviceSynchronize());
+    unsigned int v[3] = {};
+    MBCHECK_CUDA(cudaMemcpy(v, outcome, sizeof v, cudaMemcpyDeviceToHost));
+    MBCHECK_CUDA(cudaFree(outcome));
+    std::printf("litmus wgmma.mma_async operand read vs a release %s wgmma.wait_group 0 (then the stage is "
+                "overwritten): %u trials, MMA read the old operand %u, the new %u, a mix %u%s\n",
+                before_wait ? "before" : "after", ctas * launches, v[0], v[1], v[2],
+                before_wait ? " (the new or a mix: what the emulator reports as a race)" : " (new or mix forbidden)");
+    if (!before_wait) failures += v[1] + v[2] != 0;
+    if (v[0] + v[1] + v[2] != ctas * launches) ++failures;
   }
   {
     unsigned int* wrong = counter();

@@ -283,12 +283,19 @@ struct HostPlatform {
   }
   // wgmma.mma_async's shared-memory operands: `a` (nullptr when A is in registers) and `b`,
   // read by the async proxy until the wgmma.wait_group that retires the group this MMA is
-  // committed in (sim/runtime/async_groups.cpp). The arithmetic is not modelled.
-  static void wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes,
-                              CallSite site = CallSite::current()) {
+  // committed in (sim/runtime/async_groups.cpp). The arithmetic is not modelled: the
+  // accumulator is left as it is (the device backend accumulates into it).
+  struct WgmmaAccumulator {
+    float d[4] = {};
+  };
+  static void wgmma_mma_async(WgmmaAccumulator& /*acc*/, const void* a, std::uint32_t a_bytes, const void* b,
+                              std::uint32_t b_bytes, CallSite site = CallSite::current()) {
     rt().at(site);
     rt().wgmma_mma_async(a, a_bytes, b, b_bytes);
   }
+  // warpgroup_fence_operand: keeps the compiler from moving the accumulator's registers
+  // across the wait on the device; nothing to do on the host.
+  static void wgmma_fence_operand(WgmmaAccumulator&) {}
   static void wgmma_commit_group(CallSite site = CallSite::current()) {
     rt().at(site);
     rt().warpgroup_collective("wgmma.commit_group");

@@ -90,11 +90,15 @@
 //   P::shfl_sync_idx(mask, uint32_t value, uint32_t src_lane) -> uint32_t   shfl.sync.idx.b32
 //   P::wgmma_fence(), P::wgmma_commit_group(), P::wgmma_wait_group(N)   wgmma.fence /
 //                          commit_group / wait_group .sync.aligned across the warp group
-//   P::wgmma_mma_async(a, a_bytes, b, b_bytes)   wgmma.mma_async.sync.aligned with operands in
-//                          shared memory (a: nullptr for A in registers): the operands are read
-//                          until the wgmma.wait_group that retires its group, so a stage may be
-//                          released only after that wait (the host checks it as a race; the
-//                          device issues an m64n8k16 bf16 MMA reading 2 KiB of A and 256 B of B)
+//   P::wgmma_mma_async(P::WgmmaAccumulator& acc, a, a_bytes, b, b_bytes)
+//                          wgmma.mma_async.sync.aligned with operands in shared memory (a:
+//                          nullptr for A in registers): the operands are read until the
+//                          wgmma.wait_group that retires its group, so a stage may be released
+//                          only after that wait (the host checks it as a race and does not do
+//                          the arithmetic; the device issues m64n8k16.f32.bf16.bf16 into acc,
+//                          reading 2 KiB of A and 256 B of B, no swizzle)
+//   P::wgmma_fence_operand(acc)   after the wait, before reading acc (CUTLASS's
+//                          warpgroup_fence_operand)
 //   P::nanosleep(ns)                                            __nanosleep (no effect on the host)
 // Thread identity
 //   P::thread_idx(), P::block_dim(), P::block_idx(), P::grid_dim(), P::warp_size(),
@@ -147,13 +151,36 @@ namespace mbcheck {
 
 // Where protocol code made a Platform call: a defaulted argument, CallSite::current(),
 // captures the caller's file and line (the compiler's __builtin_FILE/LINE/FUNCTION).
+// The column tells two calls on one line apart (the host's spin recognition needs to know
+// the call sites of two polls differ); where the compiler lacks __builtin_COLUMN it is 0.
+#if defined(__has_builtin) && !defined(__CUDA_ARCH__)
+#if __has_builtin(__builtin_COLUMN)
+#define MBCHECK_BUILTIN_COLUMN __builtin_COLUMN()
+#endif
+#endif
+#ifndef MBCHECK_BUILTIN_COLUMN
+#define MBCHECK_BUILTIN_COLUMN 0u
+#endif
 struct CallSite {
   const char* file = "";
   unsigned line = 0;
   const char* function = "";
+  unsigned column = 0;
   MBCHECK_HD static constexpr CallSite current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE(),
-                                               const char* function = __builtin_FUNCTION()) {
-    return {file, line, function};
+                                               const char* function = __builtin_FUNCTION(),
+                                               unsigned column = MBCHECK_BUILTIN_COLUMN) {
+    return {file, line, function, column};
+  }
+  MBCHECK_HD constexpr bool same_place(const CallSite& o) const {
+    return line == o.line && column == o.column && same_text(file, o.file) && same_text(function, o.function);
+  }
+  // One literal may have one address per translation unit: compared by content then.
+  MBCHECK_HD static constexpr bool same_text(const char* a, const char* b) {
+    if (a == b) return true;
+    if (!a || !b) return false;
+    for (; *a && *a == *b; ++a, ++b) {
+    }
+    return *a == *b;
   }
 };
 

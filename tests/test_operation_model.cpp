@@ -208,12 +208,13 @@ void wgmma_stage_protocol(Release release) {
       P::cp_async_bulk_global_to_shared(stage, source[round], 128, smem_bar(0).raw());
     }
   } else if (me < 128) {
+    P::WgmmaAccumulator acc;
     for (int round = 0; round < 2; ++round) {
       smem_bar(0).wait(round);
       P::wgmma_fence();
-      P::wgmma_mma_async(nullptr, 0, stage, 64);
+      P::wgmma_mma_async(acc, nullptr, 0, stage, 64);
       P::wgmma_commit_group();
-      P::wgmma_mma_async(nullptr, 0, stage + 64, 64);
+      P::wgmma_mma_async(acc, nullptr, 0, stage + 64, 64);
       P::wgmma_commit_group();
       if (release == Release::after_wait_0) P::wgmma_wait_group(0);
       if (release == Release::after_wait_1) P::wgmma_wait_group(1);  // the newest group still reads
@@ -261,8 +262,9 @@ TEST_CASE("a wgmma reading what a thread stored needs fence.proxy.async", "[ops]
     if (P::thread_idx() == 0) P::store(reinterpret_cast<std::int64_t*>(tile), std::int64_t{3});
     if (fenced) P::fence_proxy_async_shared_cta();
     if (P::thread_idx() < 128) {
+      P::WgmmaAccumulator acc;
       P::wgmma_fence();
-      P::wgmma_mma_async(nullptr, 0, tile, 64);
+      P::wgmma_mma_async(acc, nullptr, 0, tile, 64);
       P::wgmma_commit_group();
       P::wgmma_wait_group(0);
     }

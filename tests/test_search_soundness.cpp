@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "tests/differential/compare.hpp"
+#include "sim/check.hpp"
+#include "sim/host_platform.hpp"
 #include "tests/differential/runtime_program.hpp"
 
 using namespace mbcheck::diff;
@@ -120,4 +122,75 @@ TEST_CASE("a spin on a phase nobody completes is a livelock", "[explore][soundne
   const Comparison c = compare(p);
   CHECK(c.agree);
   CHECK(c.search.bug_kinds == std::set<std::string>{"livelock"});
+}
+
+// Written as users write them, not through the interpreter of tests/differential (whose
+// statements all poll from one call site with a changing script index, so it cannot make
+// two polls from equal states): straight-line polls whose answers are discarded.
+namespace {
+using HP = mbcheck::sim::HostPlatform;
+HP::Barrier& host_bar() { return *reinterpret_cast<HP::Barrier*>(HP::shared_memory()); }
+std::int64_t* host_word() { return reinterpret_cast<std::int64_t*>(HP::shared_memory() + 1024); }
+mbcheck::sim::LaunchShape two_threads() {
+  mbcheck::sim::LaunchShape shape;
+  shape.threads_per_cta = 2;
+  shape.smem_bytes = 2048;
+  return shape;
+}
+}  // namespace
+
+TEST_CASE("three discarded test_waits are three polls, not a spin: the schedule where all fail is reached",
+          "[explore][soundness][spin]") {
+  // Thread 1 polls three times, then stores 1; thread 0 loads, then arrives. All three polls
+  // may fail (test_wait never blocks), the store lands, and thread 0 loads 1.
+  mbcheck::sim::FunctionProgram prog(two_threads(), [] {
+    if (HP::thread_idx() == 0) HP::mbarrier_init(host_bar(), 1);
+    HP::sync_threads();
+    if (HP::thread_idx() == 0) {
+      const std::int64_t r = HP::atomic_load(host_word());
+      HP::mbarrier_arrive(host_bar());
+      HP::check(r == 0, "thread 0 loaded before thread 1 stored");
+    } else {
+      HP::mbarrier_test_wait_parity(host_bar(), 0);
+      HP::mbarrier_test_wait_parity(host_bar(), 0);
+      HP::mbarrier_test_wait_parity(host_bar(), 0);
+      HP::atomic_store(host_word(), 1);
+    }
+  });
+  mbcheck::sim::ExploreOptions o;
+  const mbcheck::sim::ExploreResult r = mbcheck::sim::explore(prog, o);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == mbcheck::sim::Verdict::assertion);
+}
+
+TEST_CASE("three discarded test_waits of a phase nobody completes terminate: no livelock",
+          "[explore][soundness][spin]") {
+  mbcheck::sim::FunctionProgram prog(two_threads(), [] {
+    if (HP::thread_idx() == 0) HP::mbarrier_init(host_bar(), 2);
+    HP::sync_threads();
+    if (HP::thread_idx() == 1) {
+      HP::mbarrier_test_wait_parity(host_bar(), 0);
+      HP::mbarrier_test_wait_parity(host_bar(), 0);
+      HP::mbarrier_test_wait_parity(host_bar(), 0);
+    }
+  });
+  mbcheck::sim::ExploreOptions o;
+  o.stop_at_first_bug = false;
+  const mbcheck::sim::ExploreResult r = mbcheck::sim::explore(prog, o);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+}
+
+TEST_CASE("a spin loop on one line is still recognised as a spin", "[explore][soundness][spin]") {
+  mbcheck::sim::FunctionProgram prog(two_threads(), [] {
+    if (HP::thread_idx() == 0) HP::mbarrier_init(host_bar(), 1);
+    HP::sync_threads();
+    if (HP::thread_idx() == 0) HP::mbarrier_arrive(host_bar());
+    else while (!HP::mbarrier_try_wait_parity(host_bar(), 0)) {}
+  });
+  mbcheck::sim::ExploreOptions o;
+  o.stop_at_first_bug = false;
+  const mbcheck::sim::ExploreResult r = mbcheck::sim::explore(prog, o);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.executions <= 2);
 }

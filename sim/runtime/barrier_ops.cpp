@@ -96,8 +96,11 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
     // A spin iteration: the same poll as the last, failed, one from exactly the same state
     // (HostPlatform captured it into self.snapshot, in the caller's frame).
     const bool captured = !self.snapshot.empty();
+    // The call site stands for the program counter, which the snapshot leaves out: two polls
+    // at different places from equal registers and stacks are straight-line polls, not a spin.
     op.await = captured && self.last_poll_failed && !self.stored_since_poll && self.poll_bar == &bar &&
-               self.poll_phase == awaited && self.poll_kind == kind && self.snapshot == self.poll_state;
+               self.poll_phase == awaited && self.poll_kind == kind && self.site.same_place(self.poll_site) &&
+               self.snapshot == self.poll_state;
   }
   if (!schedule_point(op)) return false;
   perform([&] { check_barrier_user(bar); });
@@ -110,6 +113,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
     a.poll_bar = &bar;
     a.poll_phase = awaited;
     a.poll_kind = kind;
+    a.poll_site = a.site;
     a.stored_since_poll = false;
   }
   a.snapshot.clear();

@@ -9,7 +9,8 @@
 // enabled only once the phase it waits for has completed (or when it would report a
 // misuse). A poll (test_wait/try_wait) is always enabled and answers the barrier's state,
 // except a spin iteration: a poll of the same barrier and phase as the thread's previous,
-// failed, poll, made from exactly the same registers and stack, with no store in between.
+// failed, poll, made at the same call site (file, line, column: the program counter the
+// snapshot leaves out) from exactly the same registers and stack, with no store in between.
 // That iteration changed nothing, so failing again would only repeat it: the poll waits
 // for the phase instead (an "await"), and spin loops are not explored spin by spin. No
 // enabled agent while some are unfinished is a deadlock, or a livelock when a thread is
@@ -209,6 +210,7 @@ struct Agent {
   MbarrierState* poll_bar = nullptr;
   std::int64_t poll_phase = 0;
   OpKind poll_kind = OpKind::start;
+  CallSite poll_site;
   std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
   std::uint64_t deferred_try = 0;  // its try_wait_status not yet performed (an id), 0: none
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
