@@ -27,8 +27,9 @@ std::string describe(const Options& o) {
 }  // namespace
 
 int main() {
-  fmt::print("cluster-gemm, exhaustive (dpor, 1 job): 384 threads per CTA\n\n| shape | verdict | executions | seconds |\n"
-             "| --- | --- | --- | --- |\n");
+  fmt::print(
+      "cluster-gemm, exhaustive (dpor, 1 job): 384 threads per CTA\n\n| shape | verdict | executions | seconds |\n"
+      "| --- | --- | --- | --- |\n");
   const std::vector<Options> shapes{
       {{"cluster", "2x1"}},
       {{"cluster", "2x1"}, {"order", "named-barriers"}},
@@ -43,14 +44,16 @@ int main() {
     const ExploreResult r = explore(*program, eo);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("| {} | {} | {} | {:.2f} |\n", describe(o),
-               r.bug ? to_string(r.bug->verdict) : (r.stats.complete ? "verified" : "incomplete"), r.stats.executions, s);
+               r.bug ? to_string(r.bug->verdict) : (r.stats.complete ? "verified" : "incomplete"), r.stats.executions,
+               s);
   }
 
   const std::uint64_t max_runs = 200;
-  fmt::print("\nmutations at 2x1 (named-barrier ones with --order named-barriers): DPOR's first verdict, and median "
-             "(worst) runs to the first bug over 15 base seeds, at most {} runs\n\n"
-             "| mutation | dpor | random walk | PCT d=1 | PCT d=3 |\n| --- | --- | --- | --- | --- |\n",
-             max_runs);
+  fmt::print(
+      "\nmutations at 2x1 (named-barrier ones with --order named-barriers): DPOR's first verdict, and median "
+      "(worst) runs to the first bug over 15 base seeds, at most {} runs\n\n"
+      "| mutation | dpor | random walk | PCT d=1 | PCT d=3 |\n| --- | --- | --- | --- | --- |\n",
+      max_runs);
   const ProtocolInfo* info = nullptr;
   for (const auto& p : bundled_protocols())
     if (p.name == "cluster-gemm") info = &p;
@@ -63,7 +66,8 @@ int main() {
     const ExploreResult r = explore(*program, ExploreOptions{});
     fmt::memory_buffer row;
     fmt::format_to(std::back_inserter(row), "| {} | {} |", mutation, r.bug ? to_string(r.bug->verdict) : "none");
-    for (auto [kind, depth] : {std::pair{FuzzKind::random, 1}, std::pair{FuzzKind::pct, 1}, std::pair{FuzzKind::pct, 3}}) {
+    for (auto [kind, depth] :
+         {std::pair{FuzzKind::random, 1}, std::pair{FuzzKind::pct, 1}, std::pair{FuzzKind::pct, 3}}) {
       std::vector<std::uint64_t> runs;
       for (std::uint64_t seed = 1; seed <= 15; ++seed) {
         FuzzOptions fo;

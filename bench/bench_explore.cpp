@@ -95,8 +95,7 @@ void patterns() {
     }
   alignas(16) static unsigned char src[16 * 16], dst[16 * 16];
   for (std::uint32_t n : {2u, 16u, 128u})
-    print_pattern(fmt::format("arrive.expect_tx + copy beside {} plain arrivals", n - 1),
-                  run_pattern(n, [n] {
+    print_pattern(fmt::format("arrive.expect_tx + copy beside {} plain arrivals", n - 1), run_pattern(n, [n] {
                     if (P::thread_idx() == 0) smem_bar(0).init(n);
                     P::sync_threads();
                     if (P::thread_idx() == 0) {
@@ -126,8 +125,7 @@ void patterns() {
                     if (P::thread_idx() == 0)
                       smem_bar(0).arrive();
                     else
-                      while (!smem_bar(0).try_wait(0)) {
-                      }
+                      while (!smem_bar(0).try_wait(0)) {}
                   }));
   // try_wait then a blocking wait if it failed: a bool the code branches on, or a status
   // only the wait reads (CUTLASS's consumer_try_wait / consumer_wait).
@@ -175,7 +173,8 @@ int main() {
   fmt::print("mbcheck exploration benchmark\n\n");
   patterns();
   fmt::print("full-size EpiLoadPipeline (1 load warp + 4 store warps of 32 threads = 160 fibers), DPOR:\n");
-  for (auto [stages, tiles, target] : {std::tuple{"2", "4", 1.0}, std::tuple{"4", "16", 5.0}, std::tuple{"2", "8", 0.0}}) {
+  for (auto [stages, tiles, target] :
+       {std::tuple{"2", "4", 1.0}, std::tuple{"4", "16", 5.0}, std::tuple{"2", "8", 0.0}}) {
     auto prog = make_protocol("epi-load", {{"stages", stages}, {"tiles", tiles}});
     std::vector<double> secs;
     CheckResult r;
@@ -183,15 +182,17 @@ int main() {
       r = check_program(*prog);
       secs.push_back(r.stats.seconds);
     }
-    fmt::print("  {} stages x {:>2} tiles: {} in {:.4f} s (median of 5){}: {} execution(s), {} transitions, {} "
-               "redundant\n",
-               stages, tiles, to_string(r.verdict), median(secs),
-               target > 0 ? fmt::format(", {:.0f}x under the {:.0f} s target", target / median(secs), target) : "",
-               r.stats.executions, r.stats.transitions, r.stats.redundant);
+    fmt::print(
+        "  {} stages x {:>2} tiles: {} in {:.4f} s (median of 5){}: {} execution(s), {} transitions, {} "
+        "redundant\n",
+        stages, tiles, to_string(r.verdict), median(secs),
+        target > 0 ? fmt::format(", {:.0f}x under the {:.0f} s target", target / median(secs), target) : "",
+        r.stats.executions, r.stats.transitions, r.stats.redundant);
   }
-  fmt::print("  why so few: the 128 arrivals on empty[s] commute (same phase), the 128 waits on full[s]\n"
-             "  commute, different barriers and stage buffers commute, and a wait cannot move before the\n"
-             "  ops completing its phase; every other pair of dependent operations is already ordered.\n\n");
+  fmt::print(
+      "  why so few: the 128 arrivals on empty[s] commute (same phase), the 128 waits on full[s]\n"
+      "  commute, different barriers and stage buffers commute, and a wait cannot move before the\n"
+      "  ops completing its phase; every other pair of dependent operations is already ordered.\n\n");
 
   fmt::print("DPOR executions vs brute-force equivalence classes (small shapes):\n");
   struct Small {
@@ -200,8 +201,11 @@ int main() {
   };
   for (const Small& c :
        {Small{"readers", {{"n", "3"}}}, Small{"lastzero", {{"n", "4"}}},
-        Small{"epi-load", {{"store-warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"tiles", "2"}, {"stages", "1"}}},
-        Small{"epi-load", {{"store-warps", "2"}, {"threads-per-warp", "1"}, {"tile-elems", "8"}, {"tiles", "3"}, {"stages", "1"}}}}) {
+        Small{"epi-load",
+              {{"store-warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"tiles", "2"}, {"stages", "1"}}},
+        Small{
+            "epi-load",
+            {{"store-warps", "2"}, {"threads-per-warp", "1"}, {"tile-elems", "8"}, {"tiles", "3"}, {"stages", "1"}}}}) {
     auto prog = make_protocol(c.name, c.opts);
     ExploreOptions bf;
     bf.kind = SearchKind::brute_force;
@@ -213,10 +217,11 @@ int main() {
     ExploreResult dpor = explore(*prog, dp);
     std::string shape;
     for (auto& [k, v] : c.opts) shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", k, v);
-    fmt::print("  {:<9} {:<60} brute force {:>7} executions = {:>3} classes; DPOR {:>3} (ratio {:.2f}), {:.0f}x "
-               "faster\n",
-               c.name, shape, brute.stats.executions, brute.stats.classes, dpor.stats.executions,
-               double(dpor.stats.executions) / double(brute.stats.classes), brute.stats.seconds / dpor.stats.seconds);
+    fmt::print(
+        "  {:<9} {:<60} brute force {:>7} executions = {:>3} classes; DPOR {:>3} (ratio {:.2f}), {:.0f}x "
+        "faster\n",
+        c.name, shape, brute.stats.executions, brute.stats.classes, dpor.stats.executions,
+        double(dpor.stats.executions) / double(brute.stats.classes), brute.stats.seconds / dpor.stats.seconds);
   }
 
   fmt::print("\nDPOR transition rate vs the raw operation rate (same run):\n");
@@ -231,9 +236,10 @@ int main() {
       r = check_program(ping);
       ns.push_back(r.stats.seconds * 1e9 / double(r.stats.transitions));
     }
-    fmt::print("  raw-operation program under DPOR ({} execution, {} transitions): {:.0f} ns per transition = "
-               "{:.2f}x the raw operation\n",
-               r.stats.executions, r.stats.transitions, median(ns), median(ns) / raw);
+    fmt::print(
+        "  raw-operation program under DPOR ({} execution, {} transitions): {:.0f} ns per transition = "
+        "{:.2f}x the raw operation\n",
+        r.stats.executions, r.stats.transitions, median(ns), median(ns) / raw);
   }
   for (const Small& c : {Small{"lastzero", {{"n", "10"}}}, Small{"readers", {{"n", "13"}}},
                          Small{"epi-load", {{"stages", "4"}, {"tiles", "16"}}}}) {
@@ -249,9 +255,10 @@ int main() {
       steps += rt.execute(*prog, s).steps;
     }
     const double plain = std::chrono::duration<double>(Clock::now() - start).count() * 1e9 / double(steps);
-    fmt::print("  {:<9} {:>6} executions, {:>7} transitions: {:.0f} ns per transition = {:.2f}x the raw operation, "
-               "{:.2f}x plain random executions of the same program ({:.0f} ns)\n",
-               c.name, r.stats.executions, r.stats.transitions, ns, ns / raw, ns / plain, plain);
+    fmt::print(
+        "  {:<9} {:>6} executions, {:>7} transitions: {:.0f} ns per transition = {:.2f}x the raw operation, "
+        "{:.2f}x plain random executions of the same program ({:.0f} ns)\n",
+        c.name, r.stats.executions, r.stats.transitions, ns, ns / raw, ns / plain, plain);
   }
 
   fmt::print("\nexhaustive search with 1 and 2 jobs (same executions, same order):\n");

@@ -13,9 +13,10 @@ using namespace mbcheck::sim;
 int main(int argc, char** argv) {
   const std::string tiles = argc > 1 ? argv[1] : "8";
   const std::uint64_t max_runs = 2000;
-  fmt::print("epi-load, full size (1 load + 4 store warps of 32), {} tiles; median (and worst) runs to the first bug "
-             "over 15 base seeds, at most {} runs\n\n",
-             tiles, max_runs);
+  fmt::print(
+      "epi-load, full size (1 load + 4 store warps of 32), {} tiles; median (and worst) runs to the first bug "
+      "over 15 base seeds, at most {} runs\n\n",
+      tiles, max_runs);
   fmt::print("| mutation | random walk | PCT d=1 | PCT d=3 |\n| --- | --- | --- | --- |\n");
   std::vector<std::string> rows = bundled_protocols().front().mutations;
   rows.push_back("ordering-bug");  // a depth-1 ordering bug: where PCT earns its keep
@@ -26,8 +27,10 @@ int main(int argc, char** argv) {
     if (mutation == "single-stage-wrong-parity") opts["stages"] = "1";
     if (protocol == "ordering-bug") opts = {{"n", "20"}};
     fmt::memory_buffer row;
-    fmt::format_to(std::back_inserter(row), "| {} |", protocol == "epi-load" ? mutation : "ordering-bug --n 20 (not epi-load)");
-    for (auto [kind, depth] : {std::pair{FuzzKind::random, 0}, std::pair{FuzzKind::pct, 1}, std::pair{FuzzKind::pct, 3}}) {
+    fmt::format_to(std::back_inserter(row), "| {} |",
+                   protocol == "epi-load" ? mutation : "ordering-bug --n 20 (not epi-load)");
+    for (auto [kind, depth] :
+         {std::pair{FuzzKind::random, 0}, std::pair{FuzzKind::pct, 1}, std::pair{FuzzKind::pct, 3}}) {
       std::vector<std::uint64_t> runs;
       for (std::uint64_t seed = 1; seed <= 15; ++seed) {
         FuzzOptions o;

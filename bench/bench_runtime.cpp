@@ -81,9 +81,10 @@ int main(int argc, char** argv) {
     auto prog = make_protocol("epi-load", {{"stages", stages}, {"tiles", "8"}});
     Figures f = measure(*prog, seconds);
     fmt::print("epi-load full size (1 load + 4 store warps x 32 threads, {} stages, 8 tiles):\n", stages);
-    fmt::print("  {:.0f} executions/s, {:.1f} ns per step all-in ({:.0f} steps per execution, incl. creating "
-               "160 fibers and checking D)\n\n",
-               f.executions / f.seconds, f.seconds * 1e9 / f.steps, double(f.steps) / f.executions);
+    fmt::print(
+        "  {:.0f} executions/s, {:.1f} ns per step all-in ({:.0f} steps per execution, incl. creating "
+        "160 fibers and checking D)\n\n",
+        f.executions / f.seconds, f.seconds * 1e9 / f.steps, double(f.steps) / f.executions);
   }
   return 0;
 }

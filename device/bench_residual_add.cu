@@ -154,11 +154,12 @@ int main(int argc, char** argv) {
     if (std::memcmp(&want, &h_d[i], sizeof(float)) != 0) ++mismatches;
   }
 
-  std::printf("best: %u store warps, %d stages, tile %u floats, %d CTAs/SM (%u CTAs): %.0f GB/s = %.1f%% of the copy "
-              "(%.0f GB/s); best with 4 store warps %.1f%%; D %s; watchdog %s\n",
-              best.store_warps, best.stages, best.tile_elems, best.ctas_per_sm, best_ctas, best_gbs,
-              100.0 * best_gbs / copy_gbs, copy_gbs, 100.0 * best4_gbs / copy_gbs,
-              mismatches ? "MISMATCH" : "bit-exact", wd.fired ? "FIRED" : "silent");
+  std::printf(
+      "best: %u store warps, %d stages, tile %u floats, %d CTAs/SM (%u CTAs): %.0f GB/s = %.1f%% of the copy "
+      "(%.0f GB/s); best with 4 store warps %.1f%%; D %s; watchdog %s\n",
+      best.store_warps, best.stages, best.tile_elems, best.ctas_per_sm, best_ctas, best_gbs,
+      100.0 * best_gbs / copy_gbs, copy_gbs, 100.0 * best4_gbs / copy_gbs, mismatches ? "MISMATCH" : "bit-exact",
+      wd.fired ? "FIRED" : "silent");
   const bool ok = mismatches == 0 && !wd.fired;
   std::printf("%s: target 85%% of the copy %s\n", ok ? "PASS" : "FAIL",
               best_gbs >= 0.85 * copy_gbs ? "met" : "NOT met");

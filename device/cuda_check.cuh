@@ -8,14 +8,13 @@
 #include <cstdlib>
 
 // Every CUDA call is checked: a failed call ends the program with the call and the error.
-#define MBCHECK_CUDA(call)                                                                        \
-  do {                                                                                            \
-    const cudaError_t mbcheck_err_ = (call);                                                      \
-    if (mbcheck_err_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                   \
-                   cudaGetErrorString(mbcheck_err_));                                             \
-      std::exit(2);                                                                               \
-    }                                                                                             \
+#define MBCHECK_CUDA(call)                                                                                         \
+  do {                                                                                                             \
+    const cudaError_t mbcheck_err_ = (call);                                                                       \
+    if (mbcheck_err_ != cudaSuccess) {                                                                             \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(mbcheck_err_)); \
+      std::exit(2);                                                                                                \
+    }                                                                                                              \
   } while (0)
 
 namespace mbcheck::dev {

@@ -43,8 +43,7 @@ struct SpinDelay {
     if (range == 0) return;
     const long long cycles = (h >> 2) % range;
     const long long start = clock64();
-    while (clock64() - start < cycles) {
-    }
+    while (clock64() - start < cycles) {}
   }
 };
 
@@ -67,8 +66,8 @@ void run_test(const unsigned char* src, std::int32_t* out, int launches, std::FI
   for (int l = 0; l < launches; ++l) {
     MBCHECK_CUDA(cudaMemset(out, 0xff, results.size() * sizeof(std::int32_t)));  // -1: never written
     MBCHECK_CUDA(dev::watchdog_clear());
-    litmus_kernel<Test><<<kCtasPerLaunch, 32 * Test::kThreads, smem>>>(src, out, 0x51ed5eedu + 7919u * l,
-                                                                       l * kCtasPerLaunch);
+    litmus_kernel<Test>
+        <<<kCtasPerLaunch, 32 * Test::kThreads, smem>>>(src, out, 0x51ed5eedu + 7919u * l, l * kCtasPerLaunch);
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     dev::WatchdogRecord wd{};

@@ -136,9 +136,7 @@ struct DevicePlatform {
   };
 
   // --- mbarrier instructions ---------------------------------------------------------------
-  __device__ static void mbarrier_init(Barrier& b, std::uint32_t count) {
-    cuda::ptx::mbarrier_init(&b.word, count);
-  }
+  __device__ static void mbarrier_init(Barrier& b, std::uint32_t count) { cuda::ptx::mbarrier_init(&b.word, count); }
   __device__ static void mbarrier_inval(Barrier& b) { ptx::mbarrier_inval(&b.word); }
   __device__ static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1) {
     return Token{cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
@@ -248,11 +246,10 @@ struct DevicePlatform {
   }
   __device__ static std::uint32_t bar_red_popc(std::uint32_t id, std::uint32_t count, bool pred) {
     std::uint32_t n;
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\tbar.red.popc.u32 %0, %1, %2, p;\n\t}"
-        : "=r"(n)
-        : "r"(id), "r"(count), "r"(static_cast<std::uint32_t>(pred))
-        : "memory");
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\tbar.red.popc.u32 %0, %1, %2, p;\n\t}"
+                 : "=r"(n)
+                 : "r"(id), "r"(count), "r"(static_cast<std::uint32_t>(pred))
+                 : "memory");
     return n;
   }
   __device__ static bool bar_red_and(std::uint32_t id, std::uint32_t count, bool pred) {
@@ -358,8 +355,8 @@ struct DevicePlatform {
     desc |= std::uint64_t{256 >> 4} << 32;  // stride byte offset: the next 8 rows
     return desc;                            // base offset 0, no swizzle
   }
-  __device__ static void wgmma_mma_async(WgmmaAccumulator& acc, const void* a, std::uint32_t /*a_bytes*/,
-                                         const void* b, std::uint32_t /*b_bytes*/) {
+  __device__ static void wgmma_mma_async(WgmmaAccumulator& acc, const void* a, std::uint32_t /*a_bytes*/, const void* b,
+                                         std::uint32_t /*b_bytes*/) {
     const std::uint64_t db = wgmma_descriptor(b);
     if (a) {
       asm volatile(
@@ -386,14 +383,15 @@ struct DevicePlatform {
   // --- async copies, fences, block sync -----------------------------------------------------
   // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes; a CTA-local address
   // is a valid .shared::cluster address of this CTA.
-  __device__ static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes,
-                                                        Barrier& b) {
+  __device__ static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b) {
     cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, gmem, bytes, &b.word);
   }
   // --- plain atomics (relaxed, device scope: the words may be global) --------------------------
   using AtomicRef = cuda::atomic_ref<std::int64_t, cuda::thread_scope_device>;
   __device__ static std::int64_t atomic_load(std::int64_t* p) { return AtomicRef(*p).load(cuda::memory_order_relaxed); }
-  __device__ static void atomic_store(std::int64_t* p, std::int64_t v) { AtomicRef(*p).store(v, cuda::memory_order_relaxed); }
+  __device__ static void atomic_store(std::int64_t* p, std::int64_t v) {
+    AtomicRef(*p).store(v, cuda::memory_order_relaxed);
+  }
   __device__ static std::int64_t atomic_fetch_add(std::int64_t* p, std::int64_t v) {
     return AtomicRef(*p).fetch_add(v, cuda::memory_order_relaxed);
   }
@@ -408,7 +406,9 @@ struct DevicePlatform {
   }
   __device__ static void cp_async_bulk_commit_group() { cuda::ptx::cp_async_bulk_commit_group(); }
   // cp.async.bulk.wait_group.read 0: the committed stores of this thread have read their source.
-  __device__ static void cp_async_bulk_wait_group_read0() { cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{}); }
+  __device__ static void cp_async_bulk_wait_group_read0() {
+    cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+  }
   // N is an immediate in PTX: 0..7 here.
   __device__ static void cp_async_bulk_wait_group_read(std::uint32_t pending) {
     switch (pending) {
@@ -432,9 +432,15 @@ struct DevicePlatform {
   // cp.async.ca.shared.global [dst], [src], 4|8|16 (the size is an immediate).
   __device__ static void cp_async(void* smem, const void* gmem, std::uint32_t bytes) {
     switch (bytes) {
-      case 4: asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory"); break;
-      case 8: asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory"); break;
-      default: asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory"); break;
+      case 4:
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory");
+        break;
+      case 8:
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory");
+        break;
+      default:
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(ptx::smem_addr(smem)), "l"(gmem) : "memory");
+        break;
     }
   }
   __device__ static void cp_async_commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
@@ -491,5 +497,7 @@ struct DevicePlatform {
     }
   }
 };
+
+static_assert(Platform<DevicePlatform>, "the device backend must model the Platform contract (spec/platform.hpp)");
 
 }  // namespace mbcheck::dev

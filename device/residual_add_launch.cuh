@@ -21,8 +21,8 @@ template <int Stages>
 cudaError_t launch_residual_add_stages(const ResidualAddParams& p, unsigned ctas, cudaStream_t stream) {
   const unsigned smem = residual_add_smem_bytes<DevicePlatform, Stages>(p);
   // Above 48 KiB a kernel needs an explicit opt-in; setting it every time is cheap.
-  cudaError_t err = cudaFuncSetAttribute(residual_add<Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
+  cudaError_t err =
+      cudaFuncSetAttribute(residual_add<Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (err != cudaSuccess) return err;
   residual_add<Stages><<<ctas, 32 * (1 + p.store_warps), smem, stream>>>(p);
   return cudaGetLastError();

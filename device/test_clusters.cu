@@ -188,15 +188,13 @@ __global__ void litmus_cluster_barrier(std::uint32_t rounds, unsigned int* stale
 // lane whose exit time precedes the delayed lane's entry (it left before the delayed lane came).
 // kind 0: __syncwarp, 1: elect.sync, 2: wgmma fence/commit/wait across the warp group (warp 0
 // of the group delayed).
-__global__ void litmus_rendezvous(int kind, unsigned long long delay, unsigned int* early,
-                                  unsigned long long* slack) {
+__global__ void litmus_rendezvous(int kind, unsigned long long delay, unsigned int* early, unsigned long long* slack) {
   __shared__ unsigned long long entered_at[4];  // per warp (kind 2: [0], warp 0's lane 0)
   const std::uint32_t me = P::thread_idx();
   const bool delayed = kind == 2 ? me / 32 == 0 : P::lane_idx() == 5;
   if (delayed) {
     const unsigned long long start = clock64();
-    while (clock64() - start < delay) {
-    }
+    while (clock64() - start < delay) {}
     if (kind != 2 || me == 0) entered_at[kind == 2 ? 0 : me / 32] = clock64();
   }
   if (kind == 0) P::syncwarp();
@@ -241,8 +239,7 @@ __global__ void lifetime_misuse(unsigned long long delay) {
   init_for_the_cluster(*bar, 1);
   if (P::cluster_ctarank() == 1) return;
   const unsigned long long start = clock64();
-  while (clock64() - start < delay) {
-  }
+  while (clock64() - start < delay) {}
   if (P::thread_idx() == 0) P::mbarrier_arrive_cluster(*bar, 1);
 }
 
@@ -301,10 +298,11 @@ int main(int argc, char** argv) {
       MBCHECK_CUDA(cudaMemcpy(&done, completed, sizeof(done), cudaMemcpyDeviceToHost));
       MBCHECK_CUDA(dev::watchdog_read(&wd));
     }
-    std::printf("misuse %s (emulator: %s): 64 clusters: kernel %s; rank 1's wait completed in %u, watchdog timeouts "
-                "%u\n",
-                argv[2], local ? "misuse cluster" : "misuse unfenced-init",
-                e == cudaSuccess ? "no error" : cudaGetErrorString(e), done, wd.timeouts);
+    std::printf(
+        "misuse %s (emulator: %s): 64 clusters: kernel %s; rank 1's wait completed in %u, watchdog timeouts "
+        "%u\n",
+        argv[2], local ? "misuse cluster" : "misuse unfenced-init",
+        e == cudaSuccess ? "no error" : cudaGetErrorString(e), done, wd.timeouts);
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "--lifetime") == 0) {
@@ -341,7 +339,9 @@ int main(int argc, char** argv) {
     }
     std::printf("cluster-gemm %ux%u x %u clusters, %s, 4 stages, %u tiles x %u k-blocks, %d runs: %s\n", s.cx, s.cy,
                 clusters, s.ordered ? "named-barrier order" : "no order", p.tiles, p.k_blocks, quick ? 1 : 5,
-                worst == 0 ? "bit-exact" : worst < 0 ? "WATCHDOG FIRED" : "WRONG OUTPUT");
+                worst == 0  ? "bit-exact"
+                : worst < 0 ? "WATCHDOG FIRED"
+                            : "WRONG OUTPUT");
   }
   if (quick) {
     std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
@@ -372,9 +372,10 @@ int main(int argc, char** argv) {
     launch_cluster(litmus_remote_arrive, dim3(2 * (sms / 2)), dim3(2, 1), 128, 1024, 2000u, stale);
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(stale);
-    std::printf("litmus remote arrive (DSMEM store, arrive.release.cluster, peer waits): %u clusters x 2000 rounds "
-                "x 128 x 128 reads, stale: %u (forbidden)\n",
-                sms / 2, v);
+    std::printf(
+        "litmus remote arrive (DSMEM store, arrive.release.cluster, peer waits): %u clusters x 2000 rounds "
+        "x 128 x 128 reads, stale: %u (forbidden)\n",
+        sms / 2, v);
     failures += v != 0;
   }
   {
@@ -391,9 +392,10 @@ int main(int argc, char** argv) {
       dev::WatchdogRecord wd{};
       MBCHECK_CUDA(dev::watchdog_read(&wd));
       const unsigned int v = read_and_free(wrong);
-      std::printf("litmus multicast to every CTA of a 2x%u cluster: %u clusters x 1000 rounds, wrong words: %u, "
-                  "barriers never completed: %u (both forbidden)\n",
-                  cy, sms / (2 * cy), v, wd.timeouts);
+      std::printf(
+          "litmus multicast to every CTA of a 2x%u cluster: %u clusters x 1000 rounds, wrong words: %u, "
+          "barriers never completed: %u (both forbidden)\n",
+          cy, sms / (2 * cy), v, wd.timeouts);
       failures += v != 0 || wd.fired != 0;
     }
     MBCHECK_CUDA(cudaFree(d_src));
@@ -406,9 +408,10 @@ int main(int argc, char** argv) {
     dev::WatchdogRecord wd{};
     MBCHECK_CUDA(dev::watchdog_read(&wd));
     const unsigned int v = read_and_free(completed);
-    std::printf("litmus remote complete_tx (4 x 16 B from the peer per round): %u clusters x 1000 rounds, rounds "
-                "completed: %u of %u, waits never completed: %u (anything else forbidden)\n",
-                sms / 2, v, (sms / 2) * 1000, wd.timeouts);
+    std::printf(
+        "litmus remote complete_tx (4 x 16 B from the peer per round): %u clusters x 1000 rounds, rounds "
+        "completed: %u of %u, waits never completed: %u (anything else forbidden)\n",
+        sms / 2, v, (sms / 2) * 1000, wd.timeouts);
     failures += v != (sms / 2) * 1000u || wd.fired != 0;
   }
   {
@@ -416,9 +419,10 @@ int main(int argc, char** argv) {
     launch_cluster(litmus_cluster_barrier, dim3(2 * (sms / 2)), dim3(2, 1), 256, 1024, 2000u, stale);
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(stale);
-    std::printf("litmus barrier.cluster (DSMEM store, arrive.release, wait.acquire): %u clusters x 2000 rounds x 256 "
-                "reads, stale: %u (forbidden)\n",
-                sms / 2, v);
+    std::printf(
+        "litmus barrier.cluster (DSMEM store, arrive.release, wait.acquire): %u clusters x 2000 rounds x 256 "
+        "reads, stale: %u (forbidden)\n",
+        sms / 2, v);
     failures += v != 0;
   }
   const char* names[] = {"__syncwarp", "elect.sync", "wgmma.fence/commit_group/wait_group (warp group)"};
@@ -434,9 +438,10 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaMemcpy(&max_slack, slack, sizeof(max_slack), cudaMemcpyDeviceToHost));
     MBCHECK_CUDA(cudaFree(slack));
     const unsigned int v = read_and_free(early);
-    std::printf("litmus rendezvous %s, one %s delayed 100000 cycles: %u CTAs x 128 threads, left before it came: %u "
-                "(the emulator forbids it); latest exit after its entry: %llu cycles\n",
-                names[kind], kind == 2 ? "warp" : "lane", sms * 4, v, max_slack);
+    std::printf(
+        "litmus rendezvous %s, one %s delayed 100000 cycles: %u CTAs x 128 threads, left before it came: %u "
+        "(the emulator forbids it); latest exit after its entry: %llu cycles\n",
+        names[kind], kind == 2 ? "warp" : "lane", sms * 4, v, max_slack);
     failures += v != 0;
   }
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

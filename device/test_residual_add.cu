@@ -168,9 +168,10 @@ bool run_mutation_deadlock() {
     std::printf("FAIL: %s\n", wd.fired ? "the kernel failed" : "the watchdog did not fire");
     return false;
   }
-  std::printf("watchdog: timeout at smem offset %d (empty[0] is %d) phase %lld in block %u thread %u after %llu "
-              "cycles; %u threads timed out: ",
-              wd.smem_offset, empty0_offset, wd.phase, wd.block, wd.thread, wd.waited, wd.timeouts);
+  std::printf(
+      "watchdog: timeout at smem offset %d (empty[0] is %d) phase %lld in block %u thread %u after %llu "
+      "cycles; %u threads timed out: ",
+      wd.smem_offset, empty0_offset, wd.phase, wd.block, wd.thread, wd.waited, wd.timeouts);
   // The first thread to time out may be the producer (empty[] phase 0) or a store thread
   // whose full[] never filled; the producer's report must be among them, so check it names
   // a barrier of this pipeline and a phase the emulator's deadlock names.
@@ -276,14 +277,14 @@ int main(int argc, char** argv) {
     cases = {
         {1u << 20, 1024, 1, 0.5f, 132, 4},
         {(1u << 20) + 36, 1024, 2, -1.25f, 264, 4},  // ragged last tile of 36 floats
-        {12288 + 1000, 4096, 3, 0.0f, 7, 4},          // fewer CTAs than tiles, ragged
-        {1u << 24, 4096, 4, 2.0f, 0, 4},              // SM count x occupancy
-        {4000, 8192, 4, 1.0f, 132, 4},                // one partial tile, most CTAs idle
-        {(1u << 22) + 4, 2048, 3, 0.75f, 528, 4},     // last tile of one vector
-        {(1u << 23) + 2052, 2048, 2, -3.0f, 0, 4},    // last tile ragged inside a batch
-        {(1u << 22) + 516, 8192, 4, 1.5f, 0, 8},      // 8 store warps
-        {(1u << 21) + 12, 1024, 1, 0.25f, 1, 2},      // one CTA walks every tile, 2 store warps
-        {1u << 26, 4096, 3, 1.0f, 0, 4},              // 256 MiB per array
+        {12288 + 1000, 4096, 3, 0.0f, 7, 4},         // fewer CTAs than tiles, ragged
+        {1u << 24, 4096, 4, 2.0f, 0, 4},             // SM count x occupancy
+        {4000, 8192, 4, 1.0f, 132, 4},               // one partial tile, most CTAs idle
+        {(1u << 22) + 4, 2048, 3, 0.75f, 528, 4},    // last tile of one vector
+        {(1u << 23) + 2052, 2048, 2, -3.0f, 0, 4},   // last tile ragged inside a batch
+        {(1u << 22) + 516, 8192, 4, 1.5f, 0, 8},     // 8 store warps
+        {(1u << 21) + 12, 1024, 1, 0.25f, 1, 2},     // one CTA walks every tile, 2 store warps
+        {1u << 26, 4096, 3, 1.0f, 0, 4},             // 256 MiB per array
     };
   }
   int failures = 0;

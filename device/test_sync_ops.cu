@@ -29,8 +29,7 @@ namespace {
 
 __device__ void spin(unsigned long long cycles) {
   const unsigned long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
+  while (clock64() - start < cycles) {}
 }
 
 // Warp 0 copies 32 x 16 bytes of round r's data with cp.async, then each lane has the barrier
@@ -191,8 +190,10 @@ __global__ void relaxed_arrives(std::uint32_t rounds, unsigned int* phases) {
         P::mbarrier_arrive_relaxed(*bar);
       }
     } else if (warp == 2) {
-      if (r + 1 == rounds) P::mbarrier_arrive_drop_relaxed(*bar);
-      else if (!last) P::mbarrier_arrive_relaxed(*bar);
+      if (r + 1 == rounds)
+        P::mbarrier_arrive_drop_relaxed(*bar);
+      else if (!last)
+        P::mbarrier_arrive_relaxed(*bar);
     } else {
       P::mbarrier_wait_parity(*bar, r);
       if (me == 96) atomicAdd(phases, 1u);
@@ -291,9 +292,10 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(stale);
-    std::printf("litmus cp.async + cp.async.mbarrier.arrive%s: %u CTAs x %u rounds x 128 words, stale reads: %u "
-                "(forbidden)\n",
-                noinc ? ".noinc" : " (+1, beside an arrive)", ctas, rounds, v);
+    std::printf(
+        "litmus cp.async + cp.async.mbarrier.arrive%s: %u CTAs x %u rounds x 128 words, stale reads: %u "
+        "(forbidden)\n",
+        noinc ? ".noinc" : " (+1, beside an arrive)", ctas, rounds, v);
     failures += v != 0;
   }
   {
@@ -302,9 +304,10 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(stale);
-    std::printf("litmus cp.async groups (wait_group 1 then read the older group, wait_group 0 then the newer): %u "
-                "CTAs x 64 threads x %u rounds, stale reads: %u (forbidden)\n",
-                ctas, rounds, v);
+    std::printf(
+        "litmus cp.async groups (wait_group 1 then read the older group, wait_group 0 then the newer): %u "
+        "CTAs x 64 threads x %u rounds, stale reads: %u (forbidden)\n",
+        ctas, rounds, v);
     failures += v != 0;
   }
   MBCHECK_CUDA(cudaFree(d_src));
@@ -318,9 +321,10 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(wrong);
     MBCHECK_CUDA(cudaFree(d_out));
-    std::printf("litmus cp.async.bulk.wait_group.read 1: %u CTAs, older group's words stored overwritten: %u "
-                "(forbidden)\n",
-                ctas, v);
+    std::printf(
+        "litmus cp.async.bulk.wait_group.read 1: %u CTAs, older group's words stored overwritten: %u "
+        "(forbidden)\n",
+        ctas, v);
     failures += v != 0;
   }
   {
@@ -340,9 +344,10 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(phases);
     const unsigned int expected = ctas * (rounds + 1);
-    std::printf("litmus mbarrier.arrive{,.expect_tx,_drop}.relaxed count as arrivals: %u CTAs x %u rounds + 1 after "
-                "the drop, phases seen complete %u of %u, missing: %u (forbidden)\n",
-                ctas, rounds, v, expected, expected - v);
+    std::printf(
+        "litmus mbarrier.arrive{,.expect_tx,_drop}.relaxed count as arrivals: %u CTAs x %u rounds + 1 after "
+        "the drop, phases seen complete %u of %u, missing: %u (forbidden)\n",
+        ctas, rounds, v, expected, expected - v);
     failures += v != expected;
   }
   {
@@ -351,9 +356,10 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(wrong);
-    std::printf("litmus shfl.sync.idx (the next lane's operand of the round): %u CTAs x 128 threads x %u rounds, "
-                "wrong values: %u (forbidden)\n",
-                ctas, rounds, v);
+    std::printf(
+        "litmus shfl.sync.idx (the next lane's operand of the round): %u CTAs x 128 threads x %u rounds, "
+        "wrong values: %u (forbidden)\n",
+        ctas, rounds, v);
     failures += v != 0;
   }
   {
@@ -362,18 +368,20 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(early);
-    std::printf("named-barrier counting: bar.sync 1, 64 x 100 rounds by warps 0-1 while warps 2-3 are delayed: all "
-                "rounds done before the delayed warps started in %u of %u CTAs (as modelled: the count is 64 "
-                "threads)\n",
-                v, ctas);
+    std::printf(
+        "named-barrier counting: bar.sync 1, 64 x 100 rounds by warps 0-1 while warps 2-3 are delayed: all "
+        "rounds done before the delayed warps started in %u of %u CTAs (as modelled: the count is 64 "
+        "threads)\n",
+        v, ctas);
     unsigned int* passed = counter();
     named_exited_lanes<<<ctas, 64>>>(passed);
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int p = read_and_free(passed);
-    std::printf("named-barrier counting: bar.sync 1, 64 with 16 of warp 0's lanes exited: completed in %u of %u CTAs "
-                "(PTX counts warps, and so does the emulator)\n",
-                p, ctas);
+    std::printf(
+        "named-barrier counting: bar.sync 1, 64 with 16 of warp 0's lanes exited: completed in %u of %u CTAs "
+        "(PTX counts warps, and so does the emulator)\n",
+        p, ctas);
   }
   for (const bool before_wait : {true, false}) {
     unsigned int* outcome = nullptr;
@@ -386,10 +394,11 @@ int main(int argc, char** argv) {
     unsigned int v[3] = {};
     MBCHECK_CUDA(cudaMemcpy(v, outcome, sizeof v, cudaMemcpyDeviceToHost));
     MBCHECK_CUDA(cudaFree(outcome));
-    std::printf("litmus wgmma.mma_async operand read vs a release %s wgmma.wait_group 0 (then the stage is "
-                "overwritten): %u trials, MMA read the old operand %u, the new %u, a mix %u%s\n",
-                before_wait ? "before" : "after", ctas * launches, v[0], v[1], v[2],
-                before_wait ? " (the new or a mix: what the emulator reports as a race)" : " (new or mix forbidden)");
+    std::printf(
+        "litmus wgmma.mma_async operand read vs a release %s wgmma.wait_group 0 (then the stage is "
+        "overwritten): %u trials, MMA read the old operand %u, the new %u, a mix %u%s\n",
+        before_wait ? "before" : "after", ctas * launches, v[0], v[1], v[2],
+        before_wait ? " (the new or a mix: what the emulator reports as a race)" : " (new or mix forbidden)");
     if (!before_wait) failures += v[1] + v[2] != 0;
     if (v[0] + v[1] + v[2] != ctas * launches) ++failures;
   }
@@ -399,9 +408,10 @@ int main(int argc, char** argv) {
     MBCHECK_CUDA(cudaGetLastError());
     MBCHECK_CUDA(cudaDeviceSynchronize());
     const unsigned int v = read_and_free(wrong);
-    std::printf("litmus OrderedSequenceBarrier<2,2>, 2 groups of 128 x 64 turns: %u CTAs, turns out of order: %u "
-                "(forbidden)\n",
-                ctas, v);
+    std::printf(
+        "litmus OrderedSequenceBarrier<2,2>, 2 groups of 128 x 64 turns: %u CTAs, turns out of order: %u "
+        "(forbidden)\n",
+        ctas, v);
     failures += v != 0;
   }
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

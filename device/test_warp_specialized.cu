@@ -102,8 +102,8 @@ int main(int argc, char** argv) {
     const int a = run_pingpong<2>(PingPongMutation::none, 64, 4, 256);
     const int b = run_pingpong<4>(PingPongMutation::none, 128, 2, 1024);
     if (run == 0 || a != 0 || b != 0)
-      std::printf("pingpong run %d: 2 stages 64x4 tiles: %d wrong sums; 4 stages 128x2 tiles: %d wrong sums\n", run,
-                  a, b);
+      std::printf("pingpong run %d: 2 stages 64x4 tiles: %d wrong sums; 4 stages 128x2 tiles: %d wrong sums\n", run, a,
+                  b);
     failures += (a != 0) + (b != 0);
   }
   const int t = run_tma_try_then_wait<2>(128, 256, 512);

@@ -22,14 +22,16 @@ struct TraceRecord {
 };
 
 struct TraceLog {
-  TraceRecord* records = nullptr;   // [ctas][capacity]
-  unsigned* counters = nullptr;     // [ctas]: records taken (may exceed capacity: overflow)
+  TraceRecord* records = nullptr;  // [ctas][capacity]
+  unsigned* counters = nullptr;    // [ctas]: records taken (may exceed capacity: overflow)
   unsigned capacity = 0;
 };
 
 static __constant__ TraceLog trace_log;
 
-static inline cudaError_t trace_log_set(const TraceLog& log) { return cudaMemcpyToSymbol(trace_log, &log, sizeof(log)); }
+static inline cudaError_t trace_log_set(const TraceLog& log) {
+  return cudaMemcpyToSymbol(trace_log, &log, sizeof(log));
+}
 
 struct TracingDevicePlatform : DevicePlatform {
   __device__ static unsigned barrier_index(const Barrier& b) {
@@ -70,8 +72,7 @@ struct TracingDevicePlatform : DevicePlatform {
     DevicePlatform::mbarrier_wait_parity(b, phase);
     record(TraceOp::wait, b, phase);
   }
-  __device__ static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes,
-                                                        Barrier& b) {
+  __device__ static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b) {
     record(TraceOp::bulk_copy, b, bytes);
     DevicePlatform::cp_async_bulk_global_to_shared(smem, gmem, bytes, b);
   }

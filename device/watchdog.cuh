@@ -17,14 +17,14 @@ namespace mbcheck::dev {
 // What the first timed-out wait saw. Filled by the thread that wins `fired`; `timeouts`
 // counts every thread that timed out. Read it after the kernel has finished.
 struct WatchdogRecord {
-  unsigned int fired;            // 0, or 1 once a wait has timed out
-  unsigned int timeouts;         // threads that timed out (all of them, not just the first)
-  int smem_offset;               // barrier address minus the dynamic shared memory base
-  unsigned int thread;           // threadIdx.x of the first thread that timed out
-  unsigned int block;            // blockIdx.x of that thread
+  unsigned int fired;     // 0, or 1 once a wait has timed out
+  unsigned int timeouts;  // threads that timed out (all of them, not just the first)
+  int smem_offset;        // barrier address minus the dynamic shared memory base
+  unsigned int thread;    // threadIdx.x of the first thread that timed out
+  unsigned int block;     // blockIdx.x of that thread
   unsigned int reserved;
-  long long phase;               // the FULL phase number it waited for
-  unsigned long long waited;     // clock64() cycles it waited
+  long long phase;            // the FULL phase number it waited for
+  unsigned long long waited;  // clock64() cycles it waited
 };
 
 // About 3 s at the H200's 1.98 GHz boost clock: far above any legitimate wait in our

@@ -24,7 +24,7 @@ enum class CheckStrategy : std::uint8_t { dpor, bounded };
 // check() decides on top of them.
 struct CheckOptions : ExploreOptions {
   CheckStrategy strategy = CheckStrategy::dpor;
-  int preemptions = 2;             // bounded: the preemption bound
+  int preemptions = 2;              // bounded: the preemption bound
   std::size_t timeline_lines = 40;  // counterexample timeline length
 };
 
@@ -43,7 +43,7 @@ struct Counterexample {
   // failing thread's last step with a source line, then "file:line: note: ..." for the
   // other culprits' last steps.
   std::vector<std::string> diagnostics;
-  std::uint64_t elided = 0;           // steps of other threads left out of the timeline
+  std::uint64_t elided = 0;  // steps of other threads left out of the timeline
 };
 
 struct CheckResult {

@@ -387,4 +387,6 @@ struct HostPlatform {
   }
 };
 
+static_assert(Platform<HostPlatform>, "the host backend must model the Platform contract (spec/platform.hpp)");
+
 }  // namespace mbcheck::sim

@@ -23,8 +23,7 @@ template <class P>
 MBCHECK_HD void lastzero_thread(std::int64_t* array, std::uint32_t n) {
   const std::uint32_t me = P::thread_idx();
   if (me == 0) {
-    for (std::uint32_t i = n; P::atomic_load(&array[i]) != 0; --i) {
-    }
+    for (std::uint32_t i = n; P::atomic_load(&array[i]) != 0; --i) {}
   } else {
     const std::int64_t v = P::atomic_load(&array[me - 1]);
     P::atomic_store(&array[me], v + 1);

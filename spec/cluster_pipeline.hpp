@@ -72,9 +72,7 @@ class ClusterTmaPipeline {
     // The peers' consumers arrive on empty[s] and their multicasts complete full[s].
     if (fence) P::fence_mbarrier_init_release_cluster();
   }
-  MBCHECK_HD std::uint32_t consumer_arrivals() const {
-    return (P::cluster_dim_x() + P::cluster_dim_y() - 1) * groups_;
-  }
+  MBCHECK_HD std::uint32_t consumer_arrivals() const { return (P::cluster_dim_x() + P::cluster_dim_y() - 1) * groups_; }
 
   MBCHECK_HD Mbarrier<P> full(std::uint32_t s) const { return Mbarrier<P>(bars_[s]); }
   MBCHECK_HD Mbarrier<P> empty(std::uint32_t s) const { return Mbarrier<P>(bars_[Stages + s]); }

@@ -16,10 +16,10 @@ class Mbarrier {
 
 // Calls P's instruction with the caller's site where P takes one (the host), without it
 // otherwise (the device).
-#define MBCHECK_CALL_P(fn, ...)                                     \
-  if constexpr (requires { P::fn(__VA_ARGS__, site); })             \
-    return P::fn(__VA_ARGS__, site);                                \
-  else                                                              \
+#define MBCHECK_CALL_P(fn, ...)                         \
+  if constexpr (requires { P::fn(__VA_ARGS__, site); }) \
+    return P::fn(__VA_ARGS__, site);                    \
+  else                                                  \
     return P::fn(__VA_ARGS__)
 
   MBCHECK_HD void init(std::uint32_t count, CallSite site = CallSite::current()) const {

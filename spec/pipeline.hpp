@@ -172,7 +172,9 @@ class ProducerConsumerPipeline {
   class ProducerStage {
    public:
     MBCHECK_HD explicit ProducerStage(ProducerConsumerPipeline& p) : p_(&p) { p_->wait_consumer(); }
-    MBCHECK_HD ~ProducerStage() noexcept(false) { P::check(p_ == nullptr, "ProducerStage destroyed without release()"); }
+    MBCHECK_HD ~ProducerStage() noexcept(false) {
+      P::check(p_ == nullptr, "ProducerStage destroyed without release()");
+    }
     ProducerStage(const ProducerStage&) = delete;
     ProducerStage& operator=(const ProducerStage&) = delete;
     MBCHECK_HD std::uint32_t index() const { return p_->producer_stage(); }
@@ -189,7 +191,9 @@ class ProducerConsumerPipeline {
   class ConsumerStage {
    public:
     MBCHECK_HD explicit ConsumerStage(ProducerConsumerPipeline& p) : p_(&p) { p_->wait_producer(); }
-    MBCHECK_HD ~ConsumerStage() noexcept(false) { P::check(p_ == nullptr, "ConsumerStage destroyed without release()"); }
+    MBCHECK_HD ~ConsumerStage() noexcept(false) {
+      P::check(p_ == nullptr, "ConsumerStage destroyed without release()");
+    }
     ConsumerStage(const ConsumerStage&) = delete;
     ConsumerStage& operator=(const ConsumerStage&) = delete;
     MBCHECK_HD std::uint32_t index() const { return p_->consumer_stage(); }
@@ -224,8 +228,7 @@ class EpiLoadPipeline {
                                       std::int64_t consumer_start_phase = 0)
       : pipeline(barriers, producer_start_phase, consumer_start_phase) {}
 
-  MBCHECK_HD void init_barriers(std::uint32_t producer_arv_count = 1,
-                                std::uint32_t consumer_arv_count = 128) const {
+  MBCHECK_HD void init_barriers(std::uint32_t producer_arv_count = 1, std::uint32_t consumer_arv_count = 128) const {
     pipeline.init_barriers(producer_arv_count, consumer_arv_count);
   }
 

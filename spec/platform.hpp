@@ -137,6 +137,7 @@
 //   thread that skips phases others consumed (a persistent ping-pong consumer) is not.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 
 #if defined(__CUDACC__)
@@ -178,10 +179,119 @@ struct CallSite {
   MBCHECK_HD static constexpr bool same_text(const char* a, const char* b) {
     if (a == b) return true;
     if (!a || !b) return false;
-    for (; *a && *a == *b; ++a, ++b) {
-    }
+    for (; *a && *a == *b; ++a, ++b) {}
     return *a == *b;
   }
+};
+
+// The contract as a concept: both backends are checked against it where they are defined
+// (sim/host_platform.hpp, device/platform.cuh), so an operation one of them lacks, or takes
+// or returns differently, fails to compile there rather than in a user's kernel. The list
+// above says what each operation means; here each group's banner names its PTX.
+template <class P>
+concept Platform = requires(typename P::Barrier& b, typename P::Token t, typename P::WaitStatus s,
+                            typename P::WgmmaAccumulator& acc, std::uint32_t n, std::int64_t phase, void* dst,
+                            const void* src, std::int64_t* word, std::uint16_t mask, bool pred, const char* text) {
+  // --- mbarrier.init / mbarrier.inval ----------------------------------------------------
+  P::mbarrier_init(b, n);
+  P::mbarrier_inval(b);
+  // --- mbarrier.arrive{.noComplete,.expect_tx,_drop}{.release,.relaxed}.cta.shared::cta ----
+  { P::mbarrier_arrive(b, n) } -> std::same_as<typename P::Token>;
+  { P::mbarrier_arrive_no_complete(b, n) } -> std::same_as<typename P::Token>;
+  { P::mbarrier_arrive_expect_tx(b, n) } -> std::same_as<typename P::Token>;
+  { P::mbarrier_arrive_drop(b, n) } -> std::same_as<typename P::Token>;
+  { P::mbarrier_arrive_relaxed(b, n) } -> std::same_as<typename P::Token>;
+  { P::mbarrier_arrive_expect_tx_relaxed(b, n) } -> std::same_as<typename P::Token>;
+  { P::mbarrier_arrive_drop_relaxed(b, n) } -> std::same_as<typename P::Token>;
+  // --- mbarrier.expect_tx / complete_tx.relaxed.cta ----------------------------------------
+  P::mbarrier_expect_tx(b, n);
+  P::mbarrier_complete_tx(b, n);
+  // --- mbarrier.test_wait / try_wait{.parity}.acquire.cta, mbarrier.pending_count ----------
+  { P::mbarrier_test_wait_parity(b, phase) } -> std::same_as<bool>;
+  { P::mbarrier_try_wait_parity(b, phase) } -> std::same_as<bool>;
+  { P::mbarrier_test_wait(b, t) } -> std::same_as<bool>;
+  { P::mbarrier_try_wait(b, t) } -> std::same_as<bool>;
+  { P::mbarrier_pending_count(t) } -> std::same_as<std::uint32_t>;
+  P::mbarrier_wait_parity(b, phase);
+  P::mbarrier_wait(b, t);
+  P::mbarrier_wait_parity_bit(b, n);
+  { P::mbarrier_test_wait_parity_bit(b, n) } -> std::same_as<bool>;
+  { P::mbarrier_try_wait_parity_bit(b, n) } -> std::same_as<bool>;
+  { P::mbarrier_try_wait_parity_bit_status(b, n) } -> std::same_as<typename P::WaitStatus>;
+  { P::mbarrier_try_wait_parity_status(b, phase) } -> std::same_as<typename P::WaitStatus>;
+  P::mbarrier_wait_status(b, s);
+  // --- cp.async.bulk (TMA) and its groups; fence.proxy.async ---------------------------------
+  P::cp_async_bulk_global_to_shared(dst, src, n, b);
+  P::cp_async_bulk_shared_to_global(dst, src, n);
+  P::cp_async_bulk_commit_group();
+  P::cp_async_bulk_wait_group_read0();
+  P::cp_async_bulk_wait_group_read(n);
+  P::cp_async_bulk_wait_group(n);
+  P::fence_proxy_async_shared_cta();
+  // --- cp.async (non-bulk), its groups, cp.async.mbarrier.arrive{.noinc} --------------------
+  P::cp_async(dst, src, n);
+  P::cp_async_commit_group();
+  P::cp_async_wait_group(n);
+  P::cp_async_wait_all();
+  P::cp_async_mbarrier_arrive(b);
+  P::cp_async_mbarrier_arrive_noinc(b);
+  // --- bar.sync / bar.arrive / bar.red (named barriers), __syncthreads ----------------------
+  P::sync_threads();
+  P::bar_sync(n, n);
+  P::bar_arrive(n, n);
+  { P::bar_red_popc(n, n, pred) } -> std::same_as<std::uint32_t>;
+  { P::bar_red_and(n, n, pred) } -> std::same_as<bool>;
+  { P::bar_red_or(n, n, pred) } -> std::same_as<bool>;
+  // --- clusters: %cluster_*, mapa, .shared::cluster arrive-on, multicast, barrier.cluster ---
+  { P::cluster_ctarank() } -> std::same_as<std::uint32_t>;
+  { P::cluster_nctarank() } -> std::same_as<std::uint32_t>;
+  { P::cluster_ctaid_x() } -> std::same_as<std::uint32_t>;
+  { P::cluster_ctaid_y() } -> std::same_as<std::uint32_t>;
+  { P::cluster_dim_x() } -> std::same_as<std::uint32_t>;
+  { P::cluster_dim_y() } -> std::same_as<std::uint32_t>;
+  { P::cluster_idx() } -> std::same_as<std::uint32_t>;
+  { P::map_shared_rank(word, n) } -> std::same_as<std::int64_t*>;
+  P::mbarrier_arrive_cluster(b, n);
+  P::mbarrier_arrive_cluster_if(b, n, pred);
+  P::mbarrier_complete_tx_cluster(b, n, n);
+  P::mbarrier_arrive_expect_tx_cluster(b, n, n);
+  P::cp_async_bulk_global_to_shared_multicast(dst, src, n, b, mask);
+  P::barrier_cluster_arrive();
+  P::barrier_cluster_arrive_relaxed();
+  P::barrier_cluster_wait();
+  P::barrier_cluster_arrive_aligned();
+  P::barrier_cluster_arrive_relaxed_aligned();
+  P::barrier_cluster_wait_aligned();
+  P::fence_mbarrier_init_release_cluster();
+  // --- bar.warp.sync, elect.sync, shfl.sync; wgmma fence / mma_async / commit / wait ---------
+  P::syncwarp(n);
+  { P::elect_sync(n) } -> std::same_as<bool>;
+  { P::shfl_sync_idx(n, n, n) } -> std::same_as<std::uint32_t>;
+  P::wgmma_fence();
+  P::wgmma_mma_async(acc, src, n, src, n);
+  P::wgmma_commit_group();
+  P::wgmma_wait_group(n);
+  P::wgmma_fence_operand(acc);
+  P::nanosleep(n);
+  // --- thread identity (%tid, %ntid, %ctaid, %nctaid, %laneid) and shared memory ------------
+  { P::thread_idx() } -> std::same_as<std::uint32_t>;
+  { P::block_dim() } -> std::same_as<std::uint32_t>;
+  { P::block_idx() } -> std::same_as<std::uint32_t>;
+  { P::grid_dim() } -> std::same_as<std::uint32_t>;
+  { P::warp_size() } -> std::same_as<std::uint32_t>;
+  { P::warp_idx() } -> std::same_as<std::uint32_t>;
+  { P::lane_idx() } -> std::same_as<std::uint32_t>;
+  { P::elect_one() } -> std::same_as<bool>;
+  { P::shared_memory() } -> std::same_as<unsigned char*>;
+  // --- ld/st.relaxed and atom.{add,cas} on 64-bit words; tracked data; checks ----------------
+  { P::atomic_load(word) } -> std::same_as<std::int64_t>;
+  P::atomic_store(word, phase);
+  { P::atomic_fetch_add(word, phase) } -> std::same_as<std::int64_t>;
+  { P::atomic_cas(word, phase, phase) } -> std::same_as<std::int64_t>;
+  { P::load(word) } -> std::same_as<std::int64_t>;
+  P::store(word, phase);
+  P::label(b, text, 0);
+  P::check(pred, text);
 };
 
 // Bytes the barrier array of `count` barriers takes, rounded up so that what follows it is

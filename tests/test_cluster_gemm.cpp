@@ -73,8 +73,11 @@ TEST_CASE("PCT finds cluster-gemm's schedule-dependent bugs in its first runs", 
   o.runs = 10;
   o.seed = 7;
   o.shrink = false;
-  const FuzzResult r =
-      fuzz([&] { return std::unique_ptr<Program>(make_protocol("cluster-gemm", {{"mutation", mutation}})); }, o);
+  const FuzzResult r = fuzz(
+      [&] {
+        return std::unique_ptr<Program>(make_protocol("cluster-gemm", {{"mutation", mutation}}));
+      },
+      o);
   REQUIRE(r.bug_run);
   CHECK(*r.bug_run < 10);
 }

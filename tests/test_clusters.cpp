@@ -63,8 +63,7 @@ void remote_handoff(bool fence, bool cluster_sync, bool relaxed, bool consumer_w
 }
 }  // namespace
 
-TEST_CASE("a remote arrive releases the peer's stores to the CTA that waits on its own barrier",
-          "[cluster][explore]") {
+TEST_CASE("a remote arrive releases the peer's stores to the CTA that waits on its own barrier", "[cluster][explore]") {
   FunctionProgram prog(cluster(2, 1, 1), [] { remote_handoff(true, true, true); });
   const ExploreResult r = explore_all(prog);
   CHECK_FALSE(r.bug);

@@ -76,12 +76,14 @@ TEST_CASE("a __syncwarp round orders the warp's stores before its loads", "[coll
 }
 
 TEST_CASE("elect.sync elects the lowest lane of the mask, once", "[collective]") {
-  FunctionProgram prog(warps(1), [] {
-    if (P::elect_sync(0xE)) {
-      P::check(P::lane_idx() == 1, "the lowest lane of 0xE");
-      P::store(smem_word(0), std::int64_t{1});
-    }
-  }, {}, {});
+  FunctionProgram prog(warps(1),
+                       [] {
+                         if (P::elect_sync(0xE)) {
+                           P::check(P::lane_idx() == 1, "the lowest lane of 0xE");
+                           P::store(smem_word(0), std::int64_t{1});
+                         }
+                       },
+                       {}, {});
   SECTION("lane 0 outside the mask: a misuse for it") {
     const ExploreResult r = explore_all(prog);
     REQUIRE(r.bug);

@@ -19,8 +19,21 @@ using P = HostPlatform;
 namespace {
 
 enum class Step : int {
-  arrive, arrive_expect_tx, expect_tx, complete_tx, test_wait0, try_wait1, wait0, store, load,
-  arrive_drop, arrive_no_complete, wait1, arrive_b1, test_wait0_b1, token_wait,
+  arrive,
+  arrive_expect_tx,
+  expect_tx,
+  complete_tx,
+  test_wait0,
+  try_wait1,
+  wait0,
+  store,
+  load,
+  arrive_drop,
+  arrive_no_complete,
+  wait1,
+  arrive_b1,
+  test_wait0_b1,
+  token_wait,
   kinds  // the number of kinds
 };
 
@@ -35,7 +48,8 @@ class RandomProgram final : public Program {
     scripts_.resize(threads_);
     for (auto& script : scripts_) {
       const std::uint32_t n = 1 + rng.below(4);
-      for (std::uint32_t i = 0; i < n; ++i) script.push_back(static_cast<Step>(rng.below(static_cast<int>(Step::kinds))));
+      for (std::uint32_t i = 0; i < n; ++i)
+        script.push_back(static_cast<Step>(rng.below(static_cast<int>(Step::kinds))));
     }
     shape_.threads_per_cta = threads_;
     shape_.smem_bytes = 128;
@@ -66,9 +80,7 @@ class RandomProgram final : public Program {
         case Step::store: P::atomic_store(&word_, t + 1); break;
         case Step::load: seen_[t].push_back(P::atomic_load(&word_)); break;
         case Step::arrive_drop: bar.arrive_drop(1); break;
-        case Step::arrive_no_complete:
-          seen_[t].push_back(P::mbarrier_pending_count(bar.arrive_no_complete(1)));
-          break;
+        case Step::arrive_no_complete: seen_[t].push_back(P::mbarrier_pending_count(bar.arrive_no_complete(1))); break;
         case Step::wait1: bar.wait(1); break;
         case Step::arrive_b1:
           token = bar1.arrive();

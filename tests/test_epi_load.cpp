@@ -45,24 +45,22 @@ TEST_CASE("empty barriers initialised with 129 arrivals deadlock, with the preci
     INFO("seed " << seed);
     REQUIRE(out.verdict == Verdict::deadlock);
     // The producer warp is stuck on an empty barrier one arrival short of completing.
-    CHECK_THAT(out.message, Catch::Contains("thread 0 (warp 0 lane 0) wait empty[") &&
-                                Catch::Contains("pending 1/129, tx 0"));
+    CHECK_THAT(out.message,
+               Catch::Contains("thread 0 (warp 0 lane 0) wait empty[") && Catch::Contains("pending 1/129, tx 0"));
     // The store warps wait for a fill that never comes.
     bool consumers_named = false;
-    for (const auto& d : out.details)
-      consumers_named |= d.rfind("threads 32-159 (warps 1-4) wait full[", 0) == 0;
+    for (const auto& d : out.details) consumers_named |= d.rfind("threads 32-159 (warps 1-4) wait full[", 0) == 0;
     CHECK(consumers_named);
   }
 }
 
 TEST_CASE("shape variants stay correct", "[epi-load]") {
   using Opts = std::map<std::string, std::string>;
-  auto opts = GENERATE(Opts{{"stages", "1"}, {"tiles", "5"}},
-                       Opts{{"stages", "3"}, {"tiles", "7"}, {"last-tile-elems", "36"}},
-                       Opts{{"ctas", "3"}, {"tiles", "10"}, {"threads-per-warp", "8"}},
-                       Opts{{"copy-pieces", "4"}, {"tiles", "6"}},
-                       Opts{{"store-warps", "2"}, {"threads-per-warp", "4"}, {"tile-elems", "64"}, {"stages", "8"}},
-                       Opts{{"beta", "-1.75"}, {"tiles", "3"}});
+  auto opts = GENERATE(
+      Opts{{"stages", "1"}, {"tiles", "5"}}, Opts{{"stages", "3"}, {"tiles", "7"}, {"last-tile-elems", "36"}},
+      Opts{{"ctas", "3"}, {"tiles", "10"}, {"threads-per-warp", "8"}}, Opts{{"copy-pieces", "4"}, {"tiles", "6"}},
+      Opts{{"store-warps", "2"}, {"threads-per-warp", "4"}, {"tile-elems", "64"}, {"stages", "8"}},
+      Opts{{"beta", "-1.75"}, {"tiles", "3"}});
   auto prog = make_protocol("epi-load", opts);
   Runtime rt;
   for (std::uint64_t seed = 0; seed < 25; ++seed) {

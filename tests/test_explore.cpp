@@ -111,14 +111,14 @@ TEST_CASE("DPOR runs one execution per equivalence class: its count equals brute
                   return std::unique_ptr<Program>(std::make_unique<FunctionProgram>(shape, fn));
                 }};
   };
-  auto c = GENERATE_COPY(bundled("readers", {{"n", "3"}}), bundled("lastzero", {{"n", "3"}}),
-                         bundled("lastzero", {{"n", "4"}}), bundled("epi-load", tiny()),
-                         bundled("epi-load", tiny({{"copy-pieces", "2"}})),
-                         bundled("epi-load", tiny({{"store-warps", "2"}, {"threads-per-warp", "1"}, {"tiles", "3"}})),
-                         bundled("epi-load", tiny({{"mutation", "use-before-init"}})),
-                         bundled("tma-store", {{"warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"rounds", "2"}}),
-                         lambda("poll-then-wait", 2, poll_then_wait), lambda("split-transaction", 4, split_transaction),
-                         lambda("two-rounds", 2, two_rounds));
+  auto c = GENERATE_COPY(
+      bundled("readers", {{"n", "3"}}), bundled("lastzero", {{"n", "3"}}), bundled("lastzero", {{"n", "4"}}),
+      bundled("epi-load", tiny()), bundled("epi-load", tiny({{"copy-pieces", "2"}})),
+      bundled("epi-load", tiny({{"store-warps", "2"}, {"threads-per-warp", "1"}, {"tiles", "3"}})),
+      bundled("epi-load", tiny({{"mutation", "use-before-init"}})),
+      bundled("tma-store", {{"warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"rounds", "2"}}),
+      lambda("poll-then-wait", 2, poll_then_wait), lambda("split-transaction", 4, split_transaction),
+      lambda("two-rounds", 2, two_rounds));
   INFO(c.name);
   auto run = [&](SearchKind kind) {
     auto prog = c.make();
@@ -148,10 +148,11 @@ TEST_CASE("DPOR runs one execution per equivalence class: its count equals brute
 }
 
 TEST_CASE("the correct residual-add protocol verifies at every shape", "[explore][dpor][epi-load]") {
-  auto opts = GENERATE(Opts{{"stages", "2"}, {"tiles", "4"}}, Opts{{"stages", "4"}, {"tiles", "16"}},
-                       Opts{{"stages", "1"}, {"tiles", "3"}}, Opts{{"stages", "3"}, {"tiles", "7"}, {"last-tile-elems", "20"}},
-                       Opts{{"ctas", "2"}, {"tiles", "6"}, {"threads-per-warp", "8"}},
-                       Opts{{"copy-pieces", "3"}, {"tiles", "4"}}, tiny());
+  auto opts =
+      GENERATE(Opts{{"stages", "2"}, {"tiles", "4"}}, Opts{{"stages", "4"}, {"tiles", "16"}},
+               Opts{{"stages", "1"}, {"tiles", "3"}}, Opts{{"stages", "3"}, {"tiles", "7"}, {"last-tile-elems", "20"}},
+               Opts{{"ctas", "2"}, {"tiles", "6"}, {"threads-per-warp", "8"}},
+               Opts{{"copy-pieces", "3"}, {"tiles", "4"}}, tiny());
   INFO(Catch::Detail::stringify(opts));
   CheckResult r = check_protocol(opts);
   CHECK(r.verdict == CheckVerdict::verified);
@@ -165,18 +166,15 @@ TEST_CASE("the bug zoo: exhaustive search finds every mutation, with its kind", 
     std::vector<Verdict> kinds;
     Opts extra;
   };
-  auto bug = GENERATE(Bug{"consumer-count-plus-one", {Verdict::deadlock}, {}},
-                      Bug{"producer-start-phase-0", {Verdict::deadlock}, {}},
-                      Bug{"producer-skips-empty-wait", {Verdict::race}, {}},
-                      Bug{"release-before-read", {Verdict::race}, {}},
-                      Bug{"tx-overcount", {Verdict::deadlock}, {}},
-                      Bug{"tx-undercount-split", {Verdict::race}, {}},
-                      Bug{"single-stage-wrong-parity", {Verdict::race, Verdict::aliasing}, {{"stages", "1"}}},
-                      Bug{"double-arrive", {Verdict::misuse, Verdict::race}, {}},
-                      Bug{"explicit-without-signal", {Verdict::deadlock}, {}},
-                      Bug{"use-before-init", {Verdict::misuse}, {}},
-                      Bug{"reinit-live", {Verdict::misuse}, {}},
-                      Bug{"all-lanes-produce", {Verdict::aliasing}, {{"threads-per-warp", "4"}}});
+  auto bug = GENERATE(
+      Bug{"consumer-count-plus-one", {Verdict::deadlock}, {}}, Bug{"producer-start-phase-0", {Verdict::deadlock}, {}},
+      Bug{"producer-skips-empty-wait", {Verdict::race}, {}}, Bug{"release-before-read", {Verdict::race}, {}},
+      Bug{"tx-overcount", {Verdict::deadlock}, {}}, Bug{"tx-undercount-split", {Verdict::race}, {}},
+      Bug{"single-stage-wrong-parity", {Verdict::race, Verdict::aliasing}, {{"stages", "1"}}},
+      Bug{"double-arrive", {Verdict::misuse, Verdict::race}, {}},
+      Bug{"explicit-without-signal", {Verdict::deadlock}, {}}, Bug{"use-before-init", {Verdict::misuse}, {}},
+      Bug{"reinit-live", {Verdict::misuse}, {}},
+      Bug{"all-lanes-produce", {Verdict::aliasing}, {{"threads-per-warp", "4"}}});
   auto size = GENERATE(as<std::string>{}, "full", "tiny");
   Opts opts = size == "full" ? Opts{{"tiles", "4"}} : tiny({{"tiles", "3"}});
   if (size == "tiny" && bug.mutation == "tx-undercount-split") opts["tile-elems"] = "16";  // two 32-byte halves
@@ -277,7 +275,6 @@ TEST_CASE("TMA store: stores to shared memory need fence.proxy.async before the 
   CHECK(check_tma({{"mutation", "skip-read-wait"}, {"rounds", "1"}}).verdict == CheckVerdict::verified);
 }
 
-
 TEST_CASE("exhaustive search with several jobs gives exactly the result of one", "[explore][dpor][jobs]") {
   struct Case {
     std::string protocol;
@@ -328,14 +325,19 @@ TEST_CASE("the bundled CUTLASS-style TMA pipeline with 128 consumers verifies in
 }
 
 TEST_CASE("the TMA pipeline's mutations are found with their kinds", "[explore][dpor][zoo]") {
-  auto [mutation, kind] = GENERATE(table<std::string, Verdict>({{"producer-start-phase-0", Verdict::deadlock},
-                                                                {"producer-skips-empty-wait", Verdict::misuse},  // over-arrival on full[s] first
-                                                                {"consumer-release-before-read", Verdict::race},
-                                                                {"tx-overcount", Verdict::deadlock}}));
+  auto [mutation, kind] = GENERATE(
+      table<std::string, Verdict>({{"producer-start-phase-0", Verdict::deadlock},
+                                   {"producer-skips-empty-wait", Verdict::misuse},  // over-arrival on full[s] first
+                                   {"consumer-release-before-read", Verdict::race},
+                                   {"tx-overcount", Verdict::deadlock}}));
   const std::string wait = GENERATE("wait", "try-then-wait");
   INFO(mutation << " with consumer-wait " << wait);
-  auto prog = make_protocol("tma-pipeline", {{"stages", "2"}, {"consumers", "3"}, {"iterations", "4"},
-                                             {"tile-elems", "8"}, {"consumer-wait", wait}, {"mutation", mutation}});
+  auto prog = make_protocol("tma-pipeline", {{"stages", "2"},
+                                             {"consumers", "3"},
+                                             {"iterations", "4"},
+                                             {"tile-elems", "8"},
+                                             {"consumer-wait", wait},
+                                             {"mutation", mutation}});
   const ExploreResult r = explore(*prog, ExploreOptions{});
   REQUIRE(r.bug);
   CHECK(r.bug->verdict == kind);
@@ -345,8 +347,9 @@ TEST_CASE("the TMA pipeline with try-then-wait consumers verifies in one executi
   // consumer_try_wait's answer is a P::WaitStatus that only consumer_wait reads: the try is
   // deferred to the wait, and the pair is one blocking wait (sim/runtime/runtime.hpp).
   auto [stages, consumers] = GENERATE(table<std::string, std::string>({{"2", "2"}, {"2", "128"}, {"4", "128"}}));
-  auto prog = make_protocol("tma-pipeline", {{"stages", stages}, {"consumers", consumers}, {"iterations", "8"},
-                                             {"consumer-wait", "try-then-wait"}});
+  auto prog = make_protocol(
+      "tma-pipeline",
+      {{"stages", stages}, {"consumers", consumers}, {"iterations", "8"}, {"consumer-wait", "try-then-wait"}});
   const ExploreResult r = explore(*prog, ExploreOptions{});
   CHECK_FALSE(r.bug);
   CHECK(r.stats.complete);
@@ -434,7 +437,8 @@ TEST_CASE("the bundled ping-pong mainloop (phase bits, named barriers) verifies 
   CHECK(r.stats.executions == 1);
 }
 
-TEST_CASE("the ping-pong mainloop's mutations are found at full size, with their kinds", "[explore][dpor][zoo][pingpong]") {
+TEST_CASE("the ping-pong mainloop's mutations are found at full size, with their kinds",
+          "[explore][dpor][zoo][pingpong]") {
   auto [mutation, kind, misuse] = GENERATE(table<std::string, Verdict, std::optional<MisuseKind>>({
       // group 0's wait of its second tile returns at once: it releases a stage early and the
       // producer arrives on a full barrier whose phase is still open

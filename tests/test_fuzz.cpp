@@ -66,8 +66,7 @@ TEST_CASE("several jobs give the result of one", "[fuzz][jobs]") {
   CHECK(fuzz(clean, o).runs == 60);
 }
 
-TEST_CASE("PCT finds a depth-1 bug a random walk almost never hits, within their stated bounds",
-          "[fuzz][pct]") {
+TEST_CASE("PCT finds a depth-1 bug a random walk almost never hits, within their stated bounds", "[fuzz][pct]") {
   // ordering-bug(20): a random walk fails with probability 2^-21 per run; PCT with depth 1
   // with probability >= 1/(n k^0) = 1/2 (n = 2 threads).
   auto prog = make_protocol("ordering-bug", {{"n", "20"}});
@@ -80,8 +79,8 @@ TEST_CASE("PCT finds a depth-1 bug a random walk almost never hits, within their
     PctStrategy pct(run_seed(5, i), 1, 22);
     pct_hits += is_bug(rt.execute(*prog, pct).verdict);
   }
-  CHECK(random_hits <= 1);                 // expected 400 * 2^-21 = 0.0002
-  CHECK(pct_hits >= runs * 0.5 * 0.8);     // the bound, less statistical slack
+  CHECK(random_hits <= 1);              // expected 400 * 2^-21 = 0.0002
+  CHECK(pct_hits >= runs * 0.5 * 0.8);  // the bound, less statistical slack
   FuzzOptions o;
   o.kind = FuzzKind::pct;
   o.depth = 1;

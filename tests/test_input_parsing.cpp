@@ -23,10 +23,11 @@ int inputs(int suite_default) {
 }
 
 nlohmann::json shard_result(unsigned i, unsigned n) {
-  return {{"protocol", "lastzero"}, {"options", {{"n", "7"}}}, {"strategy", "dpor"}, {"verdict", "verified"},
-          {"kind", nullptr},        {"replay", nullptr},        {"executions", 320},   {"transitions", 13161},
-          {"blocked", 0},           {"redundant", 473},         {"own_executions", 100 + i},
-          {"shard", std::to_string(i) + "/" + std::to_string(n)}, {"seconds", 0.1}, {"complete", true}};
+  return {{"protocol", "lastzero"}, {"options", {{"n", "7"}}},   {"strategy", "dpor"},
+          {"verdict", "verified"},  {"kind", nullptr},           {"replay", nullptr},
+          {"executions", 320},      {"transitions", 13161},      {"blocked", 0},
+          {"redundant", 473},       {"own_executions", 100 + i}, {"shard", std::to_string(i) + "/" + std::to_string(n)},
+          {"seconds", 0.1},         {"complete", true}};
 }
 
 // A random JSON value of any type (for replacing a field).
@@ -111,8 +112,7 @@ TEST_CASE("merge refuses 100,000 randomly damaged shard results with a MergeErro
   CHECK(accepted > 0);
 }
 
-TEST_CASE("a shard directory's wave results parse back, and damaged ones are refused by the parser",
-          "[shard][fuzz]") {
+TEST_CASE("a shard directory's wave results parse back, and damaged ones are refused by the parser", "[shard][fuzz]") {
   dpor::WaveResult w;
   w.stats.executions = 7;
   w.stats.transitions = 70;
@@ -147,8 +147,10 @@ TEST_CASE("a shard directory's wave results parse back, and damaged ones are ref
   CHECK(refused > static_cast<std::uint64_t>(rounds) / 4);
 }
 
-TEST_CASE("replay tokens: 100,000 random and damaged tokens are refused with a TokenError or decode within "
-          "the step limit", "[token][fuzz]") {
+TEST_CASE(
+    "replay tokens: 100,000 random and damaged tokens are refused with a TokenError or decode within "
+    "the step limit",
+    "[token][fuzz]") {
   const std::string good = encode_token({"readers", {{"n", "2"}}, {0, 0, 1, 2, 2, 2, 1, 0}});
   CHECK(decode_token(good).schedule == std::vector<AgentId>{0, 0, 1, 2, 2, 2, 1, 0});
   static const char kChars[] = "mb1:=,_-aAzZ09\n \x80/";
@@ -162,8 +164,12 @@ TEST_CASE("replay tokens: 100,000 random and damaged tokens are refused with a T
       const std::size_t at = rng() % (t.size() + 1);
       switch (rng() % 4) {
         case 0: t.insert(at, 1, kChars[rng() % (sizeof kChars - 1)]); break;
-        case 1: if (at < t.size()) t.erase(at, 1); break;
-        case 2: if (at < t.size()) t[at] = kChars[rng() % (sizeof kChars - 1)]; break;
+        case 1:
+          if (at < t.size()) t.erase(at, 1);
+          break;
+        case 2:
+          if (at < t.size()) t[at] = kChars[rng() % (sizeof kChars - 1)];
+          break;
         default: t.insert(at, std::string(rng() % 12, "AB_-w8"[rng() % 6])); break;  // long varints, big repeats
       }
     }

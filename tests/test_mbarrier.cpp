@@ -21,8 +21,8 @@ MisuseKind misuse_of(const std::function<void()>& op) {
   return MisuseKind::uninitialized;
 }
 bool same_state(const MbarrierState& a, const MbarrierState& b) {
-  return a.life == b.life && a.phase == b.phase && a.pending == b.pending && a.expected == b.expected &&
-         a.tx == b.tx && a.phase_observed == b.phase_observed;
+  return a.life == b.life && a.phase == b.phase && a.pending == b.pending && a.expected == b.expected && a.tx == b.tx &&
+         a.phase_observed == b.phase_observed;
 }
 }  // namespace
 
@@ -135,8 +135,8 @@ TEST_CASE("tx-count must stay within +-(2^20-1)", "[mbarrier][tx][misuse]") {
 TEST_CASE("expect_tx that brings tx to 0 with nothing pending is unspecified: reported, not guessed",
           "[mbarrier][tx][misuse]") {
   MbarrierState b = live(1);
-  b.complete_tx(64);               // tx -64
-  b.arrive(1, false, nullptr);     // pending 0, tx -64: not complete
+  b.complete_tx(64);            // tx -64
+  b.arrive(1, false, nullptr);  // pending 0, tx -64: not complete
   CHECK(b.phase == 0);
   CHECK(misuse_of([&] { b.expect_tx(64); }) == MisuseKind::expect_tx_completes);
 }

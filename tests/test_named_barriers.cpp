@@ -102,8 +102,7 @@ TEST_CASE("named-barrier misuses: id, count, disagreeing counts", "[named][misus
   CHECK(r.bug->misuse == MisuseKind::named_barrier);
 }
 
-TEST_CASE("a surplus arrival completes a generation without the thread it was meant to wait for",
-          "[named][race]") {
+TEST_CASE("a surplus arrival completes a generation without the thread it was meant to wait for", "[named][race]") {
   // flashinfer PR #4732's shape: the math warp arrives for tile t and t+1 (count: math + IO)
   // before the IO warp synced tile t, so tile t+1's generation completes with the math warp's
   // two arrivals while the IO warp still reads tile t's buffer, which math then overwrites.
@@ -118,7 +117,7 @@ TEST_CASE("a surplus arrival completes a generation without the thread it was me
         P::store(smem_word(lane), std::int64_t{t});
         tile_ready.arrive();
         if (surplus && t == 0) tile_ready.arrive();  // the early-return path's arrive, then the loop's
-      } else {  // IO: wait for the buffer, read it, give it back
+      } else {                                       // IO: wait for the buffer, read it, give it back
         tile_ready.sync();
         P::check(P::load(smem_word(lane)) == t, "IO reads the tile it waited for");
         if (t == 0) tile_free.arrive();

@@ -108,7 +108,8 @@ TEST_CASE("random and PCT fuzzing of the correct bundled protocols report no bug
     }
 }
 
-TEST_CASE("n threads committing cp.async to one barrier phase with .noinc take one execution", "[ops][cp-async][dpor]") {
+TEST_CASE("n threads committing cp.async to one barrier phase with .noinc take one execution",
+          "[ops][cp-async][dpor]") {
   // Each thread copies its word, then cp.async.mbarrier.arrive.noinc: the issue reads only
   // whether the barrier is live, and the arrive-ons commute (they were ordered as counter ops:
   // (n!)^2 executions).

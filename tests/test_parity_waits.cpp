@@ -83,7 +83,7 @@ void ping_pong(bool skip_handoff) {
   const bool a = me == 1;
   std::uint32_t full_bit = a ? 0 : 1, turn_bit = 0;
   for (int k = a ? 0 : 1; k < kPhases; k += 2, full_bit ^= 0, turn_bit ^= 1) {
-    if (!a) smem_bar(2).wait_parity(turn_bit);                    // A's turn before this one is over
+    if (!a) smem_bar(2).wait_parity(turn_bit);                               // A's turn before this one is over
     if (a && k > 0 && !skip_handoff) smem_bar(3).wait_parity(turn_bit ^ 1);  // and B's
     smem_bar(0).wait_parity(full_bit);  // every other phase: the same bit each time
     P::check(P::load(smem_word(0)) == k, "this consumer's phase's word");
@@ -102,13 +102,13 @@ TEST_CASE("a persistent ping-pong consumer that skips phases the other consumed 
   CHECK(r.stats.complete);
 }
 
-TEST_CASE("a ping-pong consumer that does not wait for the other's turn reads a phase too early",
-          "[parity][explore]") {
+TEST_CASE("a ping-pong consumer that does not wait for the other's turn reads a phase too early", "[parity][explore]") {
   FunctionProgram prog(threads(3), [] { ping_pong(true); });
   const ExploreResult r = explore_all(prog);
   REQUIRE(r.bug);
   INFO(r.bug->message);
-  CHECK((r.bug->verdict == Verdict::race || r.bug->verdict == Verdict::assertion || r.bug->verdict == Verdict::aliasing));
+  CHECK(
+      (r.bug->verdict == Verdict::race || r.bug->verdict == Verdict::assertion || r.bug->verdict == Verdict::aliasing));
 }
 
 TEST_CASE("OrderedSequenceBarrier makes groups take turns in order", "[parity][explore][sequence]") {

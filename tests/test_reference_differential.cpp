@@ -31,12 +31,12 @@ void agree_on(std::uint64_t first, std::uint64_t last) {
   // (4 of the first 5000): the static relation's size problem, kept visible here.
   CHECK(incomplete <= 3);
   // The generator covers what users write (the soak script prints the whole histogram).
-  for (const char* feature : {"stmt:spin_try_wait", "stmt:spin_backoff", "stmt:try_then_wait", "stmt:token_wait",
-                              "stmt:token_test_wait", "stmt:expect_tx", "stmt:complete_tx", "stmt:arrive_drop",
-                              "stmt:copy", "stmt:atomic_add", "stmt:sync_threads",
-                              "pattern:next-phase wait after own arrive", "pattern:straight-line repeated polls",
-                              "pattern:tx ops beside plain arrivals", "pattern:threads exit at different times",
-                              "shape:2 cta(s) x 2 threads", "shape:2 barrier(s)", "shape:copies in 2 piece(s)"}) {
+  for (const char* feature :
+       {"stmt:spin_try_wait", "stmt:spin_backoff", "stmt:try_then_wait", "stmt:token_wait", "stmt:token_test_wait",
+        "stmt:expect_tx", "stmt:complete_tx", "stmt:arrive_drop", "stmt:copy", "stmt:atomic_add", "stmt:sync_threads",
+        "pattern:next-phase wait after own arrive", "pattern:straight-line repeated polls",
+        "pattern:tx ops beside plain arrivals", "pattern:threads exit at different times", "shape:2 cta(s) x 2 threads",
+        "shape:2 barrier(s)", "shape:copies in 2 piece(s)"}) {
     INFO(feature);
     CHECK(coverage[feature] >= 5);
   }

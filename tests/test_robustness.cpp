@@ -79,7 +79,8 @@ Child in_child(const std::function<void()>& body, double timeout_s = 30) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   char buf[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       c.timed_out = true;
       kill(pid, SIGKILL);
@@ -127,7 +128,11 @@ Outcome run(Program& prog, std::uint64_t seed, RunLimits limits = {}) {
 }
 
 void install_demo_reporter() {
-  install_crash_reporter([](const std::vector<AgentId>& s) { return encode_token({"demo", {}, s}); }, encode_schedule_to);
+  install_crash_reporter(
+      [](const std::vector<AgentId>& s) {
+        return encode_token({"demo", {}, s});
+      },
+      encode_schedule_to);
 }
 
 // A frame far bigger than a 64 KiB fiber stack: the call into memset touches its bottom
@@ -188,8 +193,10 @@ TEST_CASE("the crash reporter allocates nothing in its signal handler", "[robust
   INFO(c.err);
   CHECK(c.signaled);
   CHECK(c.sig == SIGSEGV);
-  CHECK_THAT(c.err, Catch::Contains("mbcheck: the protocol crashed (Segmentation fault) in thread 1 (warp 0 lane 1), agent 1, at step") &&
-                        Catch::Contains("replay:  mb1:demo::"));
+  CHECK_THAT(c.err,
+             Catch::Contains(
+                 "mbcheck: the protocol crashed (Segmentation fault) in thread 1 (warp 0 lane 1), agent 1, at step") &&
+                 Catch::Contains("replay:  mb1:demo::"));
   const auto token = decode_token(c.err.substr(c.err.find("mb1:")));
   CHECK(!token.schedule.empty());
 }
@@ -269,8 +276,8 @@ TEST_CASE("fuzz: a Program whose reset() throws ends the campaign with an error 
   INFO(c.err);
   CHECK(c.exited);
   CHECK(c.code == 3);
-  CHECK_THAT(c.err, Catch::Contains("caught: fuzz run ") &&
-                        Catch::Contains("Program::reset() threw: no device memory left"));
+  CHECK_THAT(c.err,
+             Catch::Contains("caught: fuzz run ") && Catch::Contains("Program::reset() threw: no device memory left"));
 }
 
 TEST_CASE("encode_schedule_to writes encode_schedule's text, snprintf-style, never past its buffer",
@@ -366,20 +373,21 @@ TEST_CASE("a stack overflow on a worker thread, by deep recursion, is reported t
 
 TEST_CASE("the watchdog names a thread that loops without a visible operation", "[robustness][watchdog]") {
   const auto start = std::chrono::steady_clock::now();
-  Child c = in_child([] {
-    install_demo_reporter();
-    FunctionProgram prog(threads(2), [] {
-      signal_once();
-      if (P::thread_idx() == 1) {
-        volatile int spin = 0;
-        while (spin == 0) {
-        }
-      }
-    });
-    RunLimits limits;
-    limits.watchdog_seconds = 0.2;
-    run(prog, 1, limits);
-  }, 20);
+  Child c = in_child(
+      [] {
+        install_demo_reporter();
+        FunctionProgram prog(threads(2), [] {
+          signal_once();
+          if (P::thread_idx() == 1) {
+            volatile int spin = 0;
+            while (spin == 0) {}
+          }
+        });
+        RunLimits limits;
+        limits.watchdog_seconds = 0.2;
+        run(prog, 1, limits);
+      },
+      20);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(c.err << "child ran " << seconds << " s");
   CHECK_FALSE(c.timed_out);
@@ -404,25 +412,27 @@ TEST_CASE("the watchdog counts neither time in the runtime nor a loop that loads
     }
   };
   const bool slow_strategy = GENERATE(true, false);
-  Child c = in_child([slow_strategy] {
-    static float data[64];
-    // A long loop over data between two visible operations: max_accesses_per_step's to end.
-    FunctionProgram prog(threads(2), [slow_strategy] {
-      signal_once();
-      if (!slow_strategy && P::thread_idx() == 1)
-        for (int i = 0; i < 10'000'000; ++i) P::store(&data[i % 64], P::load(&data[(i + 1) % 64]) + 1);
-    });
-    RunLimits limits;
-    limits.watchdog_seconds = 0.05;
-    Runtime rt;
-    Slow slow;
-    RandomStrategy random(1);
-    const auto start = std::chrono::steady_clock::now();
-    const Outcome out = rt.execute(prog, slow_strategy ? static_cast<Strategy&>(slow) : random, limits);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (seconds < 0.2) _exit(6);  // too fast to show anything
-    _exit(out.verdict == Verdict::completed ? 0 : 5);
-  }, 20);
+  Child c = in_child(
+      [slow_strategy] {
+        static float data[64];
+        // A long loop over data between two visible operations: max_accesses_per_step's to end.
+        FunctionProgram prog(threads(2), [slow_strategy] {
+          signal_once();
+          if (!slow_strategy && P::thread_idx() == 1)
+            for (int i = 0; i < 10'000'000; ++i) P::store(&data[i % 64], P::load(&data[(i + 1) % 64]) + 1);
+        });
+        RunLimits limits;
+        limits.watchdog_seconds = 0.05;
+        Runtime rt;
+        Slow slow;
+        RandomStrategy random(1);
+        const auto start = std::chrono::steady_clock::now();
+        const Outcome out = rt.execute(prog, slow_strategy ? static_cast<Strategy&>(slow) : random, limits);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (seconds < 0.2) _exit(6);  // too fast to show anything
+        _exit(out.verdict == Verdict::completed ? 0 : 5);
+      },
+      20);
   INFO(c.err << (slow_strategy ? "slow strategy" : "data loop"));
   CHECK(c.exited);
   CHECK(c.code == 0);
@@ -491,8 +501,7 @@ namespace {
 [[gnu::noinline]] void unwind_on_fiber() {
   try {
     throw std::runtime_error("unwound on a fiber stack");
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
 }
 [[gnu::noinline]] void poke_stack_array(int k) {
   volatile char buf[16];

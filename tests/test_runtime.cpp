@@ -27,8 +27,7 @@ namespace {
 // A protocol given as a lambda run by every thread; barriers live in shared memory.
 class LambdaProgram final : public Program {
  public:
-  LambdaProgram(std::uint32_t threads, std::function<void()> body, std::uint32_t ctas = 1)
-      : body_(std::move(body)) {
+  LambdaProgram(std::uint32_t threads, std::function<void()> body, std::uint32_t ctas = 1) : body_(std::move(body)) {
     shape_.threads_per_cta = threads;
     shape_.ctas = ctas;
     shape_.smem_bytes = 4096;
@@ -115,8 +114,9 @@ TEST_CASE("deadlock: names each blocked thread, the barrier, the phase and the b
   });
   Outcome out = run(prog, 1);
   REQUIRE(out.verdict == Verdict::deadlock);
-  CHECK(out.message == "2 of 3 threads blocked, none can proceed: threads 1-2 (warp 0) wait ready[0] for phase 0 "
-                       "(parity 0); ready[0]: phase 0, pending 1/2, tx 0");
+  CHECK(out.message ==
+        "2 of 3 threads blocked, none can proceed: threads 1-2 (warp 0) wait ready[0] for phase 0 "
+        "(parity 0); ready[0]: phase 0, pending 1/2, tx 0");
   REQUIRE(out.details.size() == 1);
 }
 
@@ -195,8 +195,7 @@ TEST_CASE("a try_wait spin loop is not explored as spins: its repeated poll wait
     if (P::thread_idx() == 0) {
       smem_bar(0).arrive();
     } else {
-      while (!smem_bar(0).try_wait(0)) {
-      }
+      while (!smem_bar(0).try_wait(0)) {}
     }
   });
   for (std::uint64_t seed = 0; seed < 20; ++seed) {
@@ -211,8 +210,7 @@ TEST_CASE("a try_wait spin loop is not explored as spins: its repeated poll wait
 TEST_CASE("a spin loop on a phase that never completes is a livelock, not a hang", "[runtime][spin]") {
   LambdaProgram prog(1, [] {
     smem_bar(0).init(1);
-    while (!smem_bar(0).try_wait(0)) {
-    }
+    while (!smem_bar(0).try_wait(0)) {}
   });
   Outcome out = run(prog, 1);
   CHECK(out.verdict == Verdict::livelock);
@@ -323,7 +321,11 @@ TEST_CASE("a protocol that crashes the process leaves a replay token of the sche
   REQUIRE(child >= 0);
   if (child == 0) {
     dup2(out[1], STDERR_FILENO);
-    install_crash_reporter([](const std::vector<AgentId>& s) { return encode_token({"demo", {}, s}); }, encode_schedule_to);
+    install_crash_reporter(
+        [](const std::vector<AgentId>& s) {
+          return encode_token({"demo", {}, s});
+        },
+        encode_schedule_to);
     LambdaProgram prog(2, [] {
       one_shot_signal();
       // Stands in for a wild store in protocol code (a real one is undefined behaviour, which

@@ -30,9 +30,9 @@ Instr op(Stmt s, std::uint8_t bar = 0, std::int32_t arg = 0) { return {s, bar, a
 TEST_CASE("a poll is never deferred past what the hardware can do: three polls, then an arrive",
           "[explore][soundness]") {
   // b0 count 1, b1 count 2. If T1 runs first, T0's try_wait sees phase 0 complete.
-  const auto p = program({1, 2}, {{op(Stmt::arrive_drop, 1), op(Stmt::try_wait, 0, 0)},
-                                  {op(Stmt::test_wait, 1, 0), op(Stmt::test_wait, 1, 0), op(Stmt::test_wait, 1, 0),
-                                   op(Stmt::arrive, 0)}});
+  const auto p = program(
+      {1, 2}, {{op(Stmt::arrive_drop, 1), op(Stmt::try_wait, 0, 0)},
+               {op(Stmt::test_wait, 1, 0), op(Stmt::test_wait, 1, 0), op(Stmt::test_wait, 1, 0), op(Stmt::arrive, 0)}});
   const Comparison c = compare(p);
   CHECK(c.agree);
   CHECK(registers_of(c.search.outcomes) == std::set<std::string>{"[0,][0,0,0,]", "[1,][0,0,0,]"});
@@ -60,9 +60,8 @@ TEST_CASE("a next-phase poll or wait after one's own arrive aliases when the oth
   mbcheck::sim::ExploreOptions o;
   o.stop_at_first_bug = false;
   RuntimeProgram prog(blocking);
-  mbcheck::sim::explore(prog, o, [&](const mbcheck::sim::Outcome& out) {
-    aliasing |= out.verdict == mbcheck::sim::Verdict::aliasing;
-  });
+  mbcheck::sim::explore(
+      prog, o, [&](const mbcheck::sim::Outcome& out) { aliasing |= out.verdict == mbcheck::sim::Verdict::aliasing; });
   CHECK(aliasing);
   CHECK(reference_explore(blocking).bug_kinds.count("aliasing") == 1);
 }
@@ -74,8 +73,9 @@ TEST_CASE("complete_tx is relaxed: a store before it is not released to the wait
   CHECK(c.agree);
   CHECK(c.search.bug_kinds == std::set<std::string>{"race"});
   // With the store before the release-arrive, the same program is race-free.
-  const auto fixed = program({1}, {{op(Stmt::store, 0, 0), op(Stmt::arrive_expect_tx, 0, 16), op(Stmt::complete_tx, 0, 16)},
-                                   {op(Stmt::wait, 0, 0), op(Stmt::load, 0, 0)}});
+  const auto fixed =
+      program({1}, {{op(Stmt::store, 0, 0), op(Stmt::arrive_expect_tx, 0, 16), op(Stmt::complete_tx, 0, 16)},
+                    {op(Stmt::wait, 0, 0), op(Stmt::load, 0, 0)}});
   const Comparison f = compare(fixed);
   CHECK(f.agree);
   CHECK_FALSE(f.search.bug);
@@ -110,7 +110,8 @@ TEST_CASE("straight-line polls on a phase nobody completes just finish", "[explo
 }
 
 TEST_CASE("three straight-line polls while the phase completes reach every outcome", "[explore][soundness]") {
-  const auto p = program({1}, {{op(Stmt::arrive)}, {op(Stmt::try_wait, 0, 0), op(Stmt::test_wait, 0, 0), op(Stmt::try_wait, 0, 0)}});
+  const auto p = program(
+      {1}, {{op(Stmt::arrive)}, {op(Stmt::try_wait, 0, 0), op(Stmt::test_wait, 0, 0), op(Stmt::try_wait, 0, 0)}});
   const Comparison c = compare(p);
   CHECK(c.agree);
   CHECK(registers_of(c.search.outcomes) ==
@@ -185,8 +186,10 @@ TEST_CASE("a spin loop on one line is still recognised as a spin", "[explore][so
   mbcheck::sim::FunctionProgram prog(two_threads(), [] {
     if (HP::thread_idx() == 0) HP::mbarrier_init(host_bar(), 1);
     HP::sync_threads();
-    if (HP::thread_idx() == 0) HP::mbarrier_arrive(host_bar());
-    else while (!HP::mbarrier_try_wait_parity(host_bar(), 0)) {}
+    if (HP::thread_idx() == 0)
+      HP::mbarrier_arrive(host_bar());
+    else
+      while (!HP::mbarrier_try_wait_parity(host_bar(), 0)) {}
   });
   mbcheck::sim::ExploreOptions o;
   o.stop_at_first_bug = false;

@@ -165,8 +165,10 @@ TEST_CASE("a consumer that never gets its phase deadlocks at the wait on its sta
   FunctionProgram prog(threads(2), [] {
     if (P::thread_idx() == 0) smem_bar(0).init(2);
     P::sync_threads();
-    if (P::thread_idx() == 0) smem_bar(0).arrive();
-    else smem_bar(0).wait(smem_bar(0).try_wait_status(0));
+    if (P::thread_idx() == 0)
+      smem_bar(0).arrive();
+    else
+      smem_bar(0).wait(smem_bar(0).try_wait_status(0));
   });
   const ExploreResult r = explore_all(prog);
   REQUIRE(r.bug);

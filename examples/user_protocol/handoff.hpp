@@ -22,4 +22,3 @@ void handoff(int* slot, int* sums, int rounds, unsigned consumers_expected) {
     }
   }
 }
-

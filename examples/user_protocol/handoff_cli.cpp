@@ -44,7 +44,9 @@ class HandoffProgram final : public BundledProgram {
       throw ShapeError(fmt::format("--mutation {}: must be none or expect-extra-consumer", options_["mutation"]));
     sums_.assign(consumers_ + 1, 0);
   }
-  LaunchShape shape() const override { return {.ctas = 1, .threads_per_cta = consumers_ + 1, .warp_size = 32, .smem_bytes = 64}; }
+  LaunchShape shape() const override {
+    return {.ctas = 1, .threads_per_cta = consumers_ + 1, .warp_size = 32, .smem_bytes = 64};
+  }
   void reset() override { std::fill(sums_.begin(), sums_.end(), 0); }
   void thread_main() override {
     const unsigned expected = consumers_ + (options_.at("mutation") == "expect-extra-consumer" ? 1 : 0);
@@ -70,8 +72,7 @@ class HandoffProgram final : public BundledProgram {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return cli::main(argc, argv,
-                   {{kHandoff, [](const std::map<std::string, std::string>& o) {
-                       return std::unique_ptr<BundledProgram>(std::make_unique<HandoffProgram>(o));
-                     }}});
+  return cli::main(argc, argv, {{kHandoff, [](const std::map<std::string, std::string>& o) {
+                                   return std::unique_ptr<BundledProgram>(std::make_unique<HandoffProgram>(o));
+                                 }}});
 }

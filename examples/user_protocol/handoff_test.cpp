@@ -11,12 +11,12 @@ using namespace mbcheck::sim;
 CheckResult check_handoff(unsigned consumers_expected) {
   static int slot, sums[3];
   LaunchShape shape{.ctas = 1, .threads_per_cta = 3, .warp_size = 32, .smem_bytes = 64};
-  return check(shape, [=] { handoff<HostPlatform>(&slot, sums, 3, consumers_expected); }, {},
-               [] { sums[1] = sums[2] = 0; },
-               []() -> std::optional<std::string> {
-                 if (sums[1] != 3 || sums[2] != 3) return "a consumer missed a value";
-                 return std::nullopt;
-               });
+  return check(
+      shape, [=] { handoff<HostPlatform>(&slot, sums, 3, consumers_expected); }, {}, [] { sums[1] = sums[2] = 0; },
+      []() -> std::optional<std::string> {
+        if (sums[1] != 3 || sums[2] != 3) return "a consumer missed a value";
+        return std::nullopt;
+      });
 }
 
 TEST_CASE("the handoff is free of deadlocks, races and barrier misuse") {

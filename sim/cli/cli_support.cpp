@@ -118,8 +118,8 @@ std::uint64_t apply_memory_limit(double gib) {
   const rlim_t want = static_cast<rlim_t>(bytes);
   if (lim.rlim_max == RLIM_INFINITY || want < lim.rlim_max) lim.rlim_cur = want;
 #if defined(__SANITIZE_ADDRESS__)
-  // ASan reserves terabytes of address space for its shadow memory: an RLIMIT_AS would stop it
-  // ("Failed to mmap"). Under ASan the limit only sizes the search's preflight.
+    // ASan reserves terabytes of address space for its shadow memory: an RLIMIT_AS would stop it
+    // ("Failed to mmap"). Under ASan the limit only sizes the search's preflight.
 #else
   setrlimit(RLIMIT_AS, &lim);
 #endif

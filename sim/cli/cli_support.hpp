@@ -93,8 +93,8 @@ struct VisualFiles {
   void add_to(CLI::App* cmd) {
     sarif_opt = cmd->add_option("--sarif", sarif, "write the result as SARIF 2.1.0 (code-scanning views)");
     html_opt = cmd->add_option("--html", html, "write the execution as a self-contained HTML timeline");
-    trace_opt =
-        cmd->add_option("--trace", trace, "write the execution as Chrome trace-event JSON (Perfetto, chrome://tracing)");
+    trace_opt = cmd->add_option("--trace", trace,
+                                "write the execution as Chrome trace-event JSON (Perfetto, chrome://tracing)");
   }
   bool wanted() const { return !html.empty() || !trace.empty() || !sarif.empty(); }
   // Before the search: every path given can be written (one line on stderr and false if not).
@@ -107,14 +107,18 @@ struct VisualFiles {
   bool write(Program& program, const std::vector<AgentId>& schedule, const std::string& title,
              const std::string& token) const {
     if (!wanted()) return true;
-    VisualInput in = visual_input(program, schedule, title, token);
+    return write(visual_input(program, schedule, title, token));
+  }
+  bool write(const VisualInput& in) const {
     return (html.empty() || write_file_atomically(html, html_timeline(in))) &&
            (trace.empty() || write_file_atomically(trace, chrome_trace_json(in))) &&
            (sarif.empty() ||
             write_file_atomically(sarif, sarif_json(in.verdict == "ok" ? nullptr : &in, tool_version)));
   }
   // A run with no bug: --sarif gets a file with no results (the pictures need an execution).
-  bool write_no_result() const { return sarif.empty() || write_file_atomically(sarif, sarif_json(nullptr, tool_version)); }
+  bool write_no_result() const {
+    return sarif.empty() || write_file_atomically(sarif, sarif_json(nullptr, tool_version));
+  }
 };
 
 // The process-wide handlers: out of memory (one line, exit 2, also where nothing may throw)

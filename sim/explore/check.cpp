@@ -88,7 +88,8 @@ Counterexample make_counterexample(Program& program, const Outcome& bug, std::si
                                   first.where.empty() ? "" : fmt::format("  ({})", first.where)));
     } else {
       std::string summary;
-      for (const auto& [op, n] : ops) summary += fmt::format("{}{}{}", summary.empty() ? "" : ", ", op, n > 1 ? fmt::format(" x{}", n) : "");
+      for (const auto& [op, n] : ops)
+        summary += fmt::format("{}{}{}", summary.empty() ? "" : ", ", op, n > 1 ? fmt::format(" x{}", n) : "");
       lines.push_back(fmt::format("#{}-#{} {} other thread{}: {}{}", first.step, last.step, who.size(),
                                   who.size() == 1 ? "" : "s", summary, state_text(last)));
     }
@@ -158,7 +159,8 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
   if (r.verdict == CheckVerdict::verified)
     out += fmt::format(
         "proved:   for this shape, every schedule ({} class{} of equivalent interleavings{}) ends with every thread "
-        "finished: no deadlock, livelock, data race, barrier misuse, phase aliasing or shared-memory lifetime bug, and the protocol's own "
+        "finished: no deadlock, livelock, data race, barrier misuse, phase aliasing or shared-memory lifetime bug, and "
+        "the protocol's own "
         "output check passes{}\n",
         s.executions, s.executions == 1 ? "" : "es",
         r.preemption_bound >= 0 ? "; no schedule needed more preemptions than the bound" : "",
@@ -171,9 +173,10 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
   if (r.counterexample) what = fmt::format("bug: {}", to_string(r.counterexample->kind));
   std::string scope;
   if (r.preemption_bound >= 0)
-    scope = s.bound_cut ? fmt::format(" (schedules with up to {} preemptions; {} alternatives beyond the bound not run)",
-                                      r.preemption_bound, s.bound_cut)
-                        : fmt::format(" (no schedule needed more than {} preemptions)", r.preemption_bound);
+    scope = s.bound_cut
+                ? fmt::format(" (schedules with up to {} preemptions; {} alternatives beyond the bound not run)",
+                              r.preemption_bound, s.bound_cut)
+                : fmt::format(" (no schedule needed more than {} preemptions)", r.preemption_bound);
   else if (r.verdict == CheckVerdict::incomplete && r.step_limited)
     scope = " (an execution ran past --max-steps: not every schedule was explored; raise --max-steps, 0 for none)";
   else if (r.verdict == CheckVerdict::incomplete && s.interrupted)

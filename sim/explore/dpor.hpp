@@ -18,8 +18,8 @@ namespace mbcheck::sim::dpor {
 // nondeterministic (host time, addresses, uninitialised values, state outside its stack).
 inline void explain_divergence(Outcome& out) {
   if (out.verdict != Verdict::diverged) return;
-  out.message = "the protocol is nondeterministic: re-running a schedule prefix the search had already run, " +
-                out.message;
+  out.message =
+      "the protocol is nondeterministic: re-running a schedule prefix the search had already run, " + out.message;
 }
 
 class DporSearch final : public Strategy, public StepObserver {
@@ -102,8 +102,8 @@ class DporSearch final : public Strategy, public StepObserver {
     pending_sleep_.clear();
     const Agent& chosen = rt.agent(n.chosen);
     auto keep = [&](AgentId q) {
-      if (q != n.chosen && !contains(pending_sleep_, q) && q < rt.agent_count() &&
-          rt.agent(q).enabled_pos != ~0u && independent_now(chosen, rt.agent(q)))
+      if (q != n.chosen && !contains(pending_sleep_, q) && q < rt.agent_count() && rt.agent(q).enabled_pos != ~0u &&
+          independent_now(chosen, rt.agent(q)))
         pending_sleep_.push_back(q);
     };
     for (AgentId q : n.sleep) keep(q);
@@ -337,8 +337,7 @@ class DporSearch final : public Strategy, public StepObserver {
           const bool finished = a.state == Agent::State::finished;
           if (!finished && a.op.kind != OpKind::block_sync) continue;
           if (!finished) ++sj.remaining;
-          if (id < last_event_.size() && last_event_[id] >= 0 &&
-              static_cast<std::uint64_t>(last_event_[id]) < release)
+          if (id < last_event_.size() && last_event_[id] >= 0 && static_cast<std::uint64_t>(last_event_[id]) < release)
             arena_.join_into(events_[last_event_[id]], sj.clock.dense);
         }
       }
@@ -357,8 +356,8 @@ class DporSearch final : public Strategy, public StepObserver {
           rt.agent(owner).groups[group_index(family)].covered(static_cast<std::uint32_t>(op.arg));
       for (std::size_t id = 0; id < rt.agent_count(); ++id) {
         const Agent& a = rt.agent(static_cast<AgentId>(id));
-        if (a.kind == Agent::Kind::copy && a.group_owner == owner && a.op.info().group == family &&
-            a.committed && a.async_group < waited && a.state == Agent::State::finished && id < last_event_.size() &&
+        if (a.kind == Agent::Kind::copy && a.group_owner == owner && a.op.info().group == family && a.committed &&
+            a.async_group < waited && a.state == Agent::State::finished && id < last_event_.size() &&
             last_event_[id] >= 0)
           arena_.join_into(events_[last_event_[id]], wait_join_.dense);
       }
@@ -370,7 +369,8 @@ class DporSearch final : public Strategy, public StepObserver {
       // The arrive-on of cp.async.mbarrier.arrive runs after the copies it tracks landed.
       arrive_join_.clear();
       for (AgentId t : me.tracked)
-        if (t < last_event_.size() && last_event_[t] >= 0) arena_.join_into(events_[last_event_[t]], arrive_join_.dense);
+        if (t < last_event_.size() && last_event_[t] >= 0)
+          arena_.join_into(events_[last_event_[t]], arrive_join_.dense);
       forced.push_back(&arrive_join_);
     }
     BarrierHistory& h = history(op.bar->id);
@@ -573,22 +573,22 @@ class DporSearch final : public Strategy, public StepObserver {
   std::size_t n_events_ = 0;
   std::vector<std::uint32_t> early_, candidates_, races_found_;
   std::vector<std::span<const std::uint32_t>> singles_;  // see on_step
-  std::vector<std::uint32_t> watch_;                      // observers a completion races with
-  const Summary* watch_base_ = nullptr;                   // the completed phase's counter ops
+  std::vector<std::uint32_t> watch_;                     // observers a completion races with
+  const Summary* watch_base_ = nullptr;                  // the completed phase's counter ops
   VClock completion_clock_;
   Summary wait_join_;
-  Summary arrive_join_; // an async arrive: the join of the copies it tracks
+  Summary arrive_join_;  // an async arrive: the join of the copies it tracks
   Event blocked_event_;
   VClock blocked_clock_;
-  VClock acc_;         // the clock of the event on_step is building
-  ClockArena arena_;   // every stored event clock of this execution
+  VClock acc_;                                     // the clock of the event on_step is building
+  ClockArena arena_;                               // every stored event clock of this execution
   std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)
   std::vector<AgentId> first_agents_;
   std::vector<Group> groups_;
   std::vector<const Summary*> forced_;
   std::vector<std::int64_t> last_event_;
   std::unordered_map<AgentId, std::uint32_t> spawned_by_;  // a spawned agent starts with its spawner event's clock
-  std::vector<BarrierHistory> barriers_;  // by barrier id (dense, from 1)
+  std::vector<BarrierHistory> barriers_;                   // by barrier id (dense, from 1)
   BarrierHistory& history(std::uint32_t id) {
     if (barriers_.size() <= id) barriers_.resize(id + 1);
     return barriers_[id];

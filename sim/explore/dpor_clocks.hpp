@@ -269,7 +269,7 @@ class ClockArena {
 
   PagedWords records_{20};  // per record: its chunk count, then each chunk's offset in chunks_
   PagedWords chunks_{20};
-  std::unordered_map<std::uint64_t, ClockId> record_index_;   // content hash -> a record with it
+  std::unordered_map<std::uint64_t, ClockId> record_index_;  // content hash -> a record with it
   std::unordered_map<std::uint64_t, std::uint32_t> chunk_index_;
   std::vector<std::uint64_t> chunk_hash_;  // store()'s buffer
 };

@@ -69,15 +69,15 @@ struct PhaseEvents {
   EventList counters, incs, obs_true, obs_false;
   std::int64_t completer = -1;  // the counter op that completed the phase
   std::int64_t tx_volume = 0;   // bytes moved by the phase's tx ops so far (|expect| + |complete|)
-  Summary counter_summary;  // join of all counter ops of the phase
-  Summary obs_summary;      // join of all successful observers of the phase
+  Summary counter_summary;      // join of all counter ops of the phase
+  Summary obs_summary;          // join of all successful observers of the phase
 };
 
 struct BarrierHistory {
-  std::vector<std::uint32_t> lifecycle;  // init/inval events
+  std::vector<std::uint32_t> lifecycle;   // init/inval events
   std::vector<std::uint32_t> live_reads;  // events that read only whether it is live
-  std::vector<PhaseEvents> phases;       // phases[p + 1] for phase p (-1: before init)
-  std::size_t sealed = 0;                // phases[0, sealed) have sealed summaries
+  std::vector<PhaseEvents> phases;        // phases[p + 1] for phase p (-1: before init)
+  std::size_t sealed = 0;                 // phases[0, sealed) have sealed summaries
   PhaseEvents* find(std::int64_t phase) {
     const std::int64_t i = phase + 1;
     return i >= 0 && static_cast<std::size_t>(i) < phases.size() ? &phases[static_cast<std::size_t>(i)] : nullptr;

@@ -24,15 +24,15 @@ namespace mbcheck::sim {
 enum class SearchKind : std::uint8_t { brute_force, dpor };
 
 struct ExploreStats {
-  std::uint64_t executions = 0;  // complete executions explored (one per class for dpor)
-  std::uint64_t blocked = 0;     // executions that ended in deadlock or livelock
-  std::uint64_t redundant = 0;   // executions cut short by sleep sets (dpor)
-  std::uint64_t transitions = 0;  // steps executed, over all executions
-  std::uint64_t classes = 0;      // brute_force with count_classes: distinct equivalence classes
-  std::uint64_t races = 0;        // dpor: races found (reversals considered)
-  std::uint64_t bound_cut = 0;    // dpor with a preemption bound: alternatives it skipped
+  std::uint64_t executions = 0;      // complete executions explored (one per class for dpor)
+  std::uint64_t blocked = 0;         // executions that ended in deadlock or livelock
+  std::uint64_t redundant = 0;       // executions cut short by sleep sets (dpor)
+  std::uint64_t transitions = 0;     // steps executed, over all executions
+  std::uint64_t classes = 0;         // brute_force with count_classes: distinct equivalence classes
+  std::uint64_t races = 0;           // dpor: races found (reversals considered)
+  std::uint64_t bound_cut = 0;       // dpor with a preemption bound: alternatives it skipped
   std::uint64_t own_executions = 0;  // executions this process ran (sharded: this shard's share)
-  std::uint64_t fallbacks = 0;  // dpor: reversals whose first step was not enabled (should be 0)
+  std::uint64_t fallbacks = 0;       // dpor: reversals whose first step was not enabled (should be 0)
   // Polls recognised as spin iterations (made from exactly the state of the thread's
   // previous failed poll) and run as waits: the search relies on the thread's state being
   // its registers and stack.
@@ -42,14 +42,14 @@ struct ExploreStats {
   std::uint64_t deepest = 0;
   std::uint64_t clock_bytes = 0;
   double seconds = 0;
-  bool complete = false;  // the whole space was covered (no limit cut it short, no bug stop)
+  bool complete = false;     // the whole space was covered (no limit cut it short, no bug stop)
   bool interrupted = false;  // stopped by request_stop() (SIGINT/SIGTERM in the CLI)
 };
 
 struct ExploreOptions {
   SearchKind kind = SearchKind::dpor;
-  std::uint64_t max_executions = 0;  // 0: no limit
-  double time_limit_s = 0;           // 0: no limit
+  std::uint64_t max_executions = 0;     // 0: no limit
+  double time_limit_s = 0;              // 0: no limit
   std::uint64_t max_steps = 1'000'000;  // per execution
   bool stop_at_first_bug = true;
   bool count_classes = false;  // brute_force: also count distinct equivalence classes
@@ -83,7 +83,6 @@ struct ExploreOptions {
 struct SearchTooLarge : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
 
 // A shard directory that cannot be used (another search's files, unwritable, full, a file
 // that is not a result): the message names the file and what is wrong.

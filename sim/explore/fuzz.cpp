@@ -197,8 +197,7 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
         std::lock_guard lock(mu);
         bugs.emplace(i, std::move(out));
         std::uint64_t cur = first_bug.load();
-        while (i < cur && !first_bug.compare_exchange_weak(cur, i)) {
-        }
+        while (i < cur && !first_bug.compare_exchange_weak(cur, i)) {}
       }
     }
   };
@@ -230,7 +229,8 @@ FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, c
     try {
       std::rethrow_exception(error);
     } catch (const ProgramError& e) {
-      throw ProgramError(fmt::format("fuzz run {} (seed {}): {}", error_run, run_seed(options.seed, error_run), e.what()));
+      throw ProgramError(
+          fmt::format("fuzz run {} (seed {}): {}", error_run, run_seed(options.seed, error_run), e.what()));
     }
   }
 

@@ -9,7 +9,8 @@ namespace mbcheck::sim {
 namespace {
 
 const nlohmann::json& field(const ShardInput& in, const char* key) {
-  if (!in.json.contains(key)) throw MergeError(fmt::format("{}: no \"{}\" (not a `check --shard ... --json` result)", in.file, key));
+  if (!in.json.contains(key))
+    throw MergeError(fmt::format("{}: no \"{}\" (not a `check --shard ... --json` result)", in.file, key));
   return in.json.at(key);
 }
 std::uint64_t whole(const ShardInput& in, const char* key) {
@@ -37,7 +38,8 @@ MergedResult merge_fuzz(const std::vector<ShardInput>& inputs) {
   for (const ShardInput& in : inputs) {
     for (const char* key : {"protocol", "options", "strategy", "seed", "runs_requested"})
       if (first.json.value(key, nlohmann::json()) != in.json.value(key, nlohmann::json()))
-        throw MergeError(fmt::format("{} disagrees with {} on \"{}\": not shards of one campaign", in.file, first.file, key));
+        throw MergeError(
+            fmt::format("{} disagrees with {} on \"{}\": not shards of one campaign", in.file, first.file, key));
     const std::string verdict = text(in, "verdict");
     if (verdict != "bug" && verdict != "incomplete")
       throw MergeError(fmt::format("{}: \"verdict\" of a fuzzing shard must be bug or incomplete, not {}", in.file,
@@ -74,7 +76,8 @@ MergedResult merge_shard_results(const std::vector<ShardInput>& inputs) {
     if (!std::regex_match(shard, sm, kShard))
       throw MergeError(fmt::format("{}: \"shard\" {} is not i/n", in.file, nlohmann::json(shard).dump()));
     const unsigned i = std::stoul(sm[1]), n = std::stoul(sm[2]);
-    if (n < 2 || i < 1 || i > n) throw MergeError(fmt::format("{}: \"shard\" {}: needs 1 <= i <= n, n >= 2", in.file, shard));
+    if (n < 2 || i < 1 || i > n)
+      throw MergeError(fmt::format("{}: \"shard\" {}: needs 1 <= i <= n, n >= 2", in.file, shard));
     if (count == 0) {
       count = n;
       seen.assign(n + 1, false);
@@ -95,13 +98,12 @@ MergedResult merge_shard_results(const std::vector<ShardInput>& inputs) {
     const bool fuzz_input = in.json.contains("strategy") && in.json["strategy"].is_string() &&
                             (in.json["strategy"] == "random" || in.json["strategy"] == "pct");
     for (const char* key : {"executions", "transitions", "blocked", "redundant", "own_executions"})
-      if (!fuzz_input || (std::string(key) != "blocked" && std::string(key) != "redundant" &&
-                          std::string(key) != "own_executions"))
+      if (!fuzz_input ||
+          (std::string(key) != "blocked" && std::string(key) != "redundant" && std::string(key) != "own_executions"))
         (void)whole(in, key);
     (void)text(in, "protocol");
     (void)text(in, "strategy");
-    if (!field(in, "options").is_object())
-      throw MergeError(fmt::format("{}: \"options\" must be an object", in.file));
+    if (!field(in, "options").is_object()) throw MergeError(fmt::format("{}: \"options\" must be an object", in.file));
     const std::string strategy = text(in, "strategy");
     const bool fuzzing = strategy == "random" || strategy == "pct";
     if (fuzzing) {
@@ -114,8 +116,8 @@ MergedResult merge_shard_results(const std::vector<ShardInput>& inputs) {
       for (const char* key : {"protocol", "options", "strategy", "verdict", "kind", "executions", "transitions",
                               "blocked", "redundant", "replay"})
         if (first->json.value(key, nlohmann::json()) != in.json.value(key, nlohmann::json()))
-          throw MergeError(fmt::format("{} disagrees with {} on \"{}\": not shards of one search", in.file,
-                                       first->file, key));
+          throw MergeError(
+              fmt::format("{} disagrees with {} on \"{}\": not shards of one search", in.file, first->file, key));
     } else {
       first = &in;
     }

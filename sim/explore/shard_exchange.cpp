@@ -18,13 +18,12 @@ namespace mbcheck::sim::dpor {
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 std::uint64_t u64(const nlohmann::json& j, const char* key) {
   const auto& v = j.at(key);
-  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) throw std::invalid_argument(fmt::format("\"{}\" is not a whole number", key));
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+    throw std::invalid_argument(fmt::format("\"{}\" is not a whole number", key));
   return v.get<std::uint64_t>();
 }
 
@@ -60,11 +59,16 @@ Outcome outcome_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const WaveResult& w) {
   nlohmann::json deferred = nlohmann::json::array();
   for (const auto& d : w.deferred) deferred.push_back({d.node, d.initials, d.fallback});
-  nlohmann::json j = {{"executions", w.stats.executions}, {"redundant", w.stats.redundant},
-                      {"blocked", w.stats.blocked},       {"transitions", w.stats.transitions},
-                      {"races", w.stats.races},           {"bound_cut", w.stats.bound_cut},
-                      {"fallbacks", w.stats.fallbacks},   {"spin_iterations", w.stats.spin_iterations},
-                      {"stopped", w.stopped},             {"deferred", deferred}};
+  nlohmann::json j = {{"executions", w.stats.executions},
+                      {"redundant", w.stats.redundant},
+                      {"blocked", w.stats.blocked},
+                      {"transitions", w.stats.transitions},
+                      {"races", w.stats.races},
+                      {"bound_cut", w.stats.bound_cut},
+                      {"fallbacks", w.stats.fallbacks},
+                      {"spin_iterations", w.stats.spin_iterations},
+                      {"stopped", w.stopped},
+                      {"deferred", deferred}};
   if (w.bug) j["bug"] = outcome_json(*w.bug);
   return j;
 }
@@ -142,8 +146,8 @@ std::string ShardExchange::path(std::uint64_t wave, std::size_t i) const {
 
 void ShardExchange::store(std::uint64_t wave, std::size_t i, const WaveResult& r) const {
   const nlohmann::json j = {{"search", identity_}, {"result", to_json(r)}};
-  if (auto error = write_file_atomically(path(wave, i),
-                                         fmt::format("{}/w{}-{}.{}.{}.tmp", dir_, wave, i, index_, ::getpid()), j.dump()))
+  if (auto error = write_file_atomically(
+          path(wave, i), fmt::format("{}/w{}-{}.{}.{}.tmp", dir_, wave, i, index_, ::getpid()), j.dump()))
     throw ShardError(*error);
 }
 
@@ -236,9 +240,10 @@ void claim_shard_dir(const std::string& dir, unsigned index, const std::string& 
   got << in.rdbuf();
   if (!in) throw ShardError(fmt::format("--shard-dir {}: cannot read {}", dir, id_path));
   if (got.str() != text)
-    throw ShardError(fmt::format("--shard-dir {} holds the work of another search ({}); this one is {}; use an "
-                                 "empty directory",
-                                 dir, got.str().substr(0, got.str().find('\n')), identity));
+    throw ShardError(
+        fmt::format("--shard-dir {} holds the work of another search ({}); this one is {}; use an "
+                    "empty directory",
+                    dir, got.str().substr(0, got.str().find('\n')), identity));
 }
 
 }  // namespace mbcheck::sim

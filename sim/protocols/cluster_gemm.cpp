@@ -76,11 +76,11 @@ class ClusterGemmProgram final : public BundledProgram {
     params_.ordered = r.choice("order", {"none", "named-barriers"}) == "named-barriers";
     params_.mutation = r.mutation<ClusterGemmMutation>();
     if (params_.a_elems % (4 * cy) != 0)
-      throw ShapeError(fmt::format("--a-elems {}: each of the {} A slices must be a multiple of 16 bytes",
-                                   params_.a_elems, cy));
+      throw ShapeError(
+          fmt::format("--a-elems {}: each of the {} A slices must be a multiple of 16 bytes", params_.a_elems, cy));
     if (params_.b_elems % (4 * cx) != 0)
-      throw ShapeError(fmt::format("--b-elems {}: each of the {} B slices must be a multiple of 16 bytes",
-                                   params_.b_elems, cx));
+      throw ShapeError(
+          fmt::format("--b-elems {}: each of the {} B slices must be a multiple of 16 bytes", params_.b_elems, cx));
     using M = ClusterGemmMutation;
     const M mu = params_.mutation;
     if ((mu == M::order_count_mismatch || mu == M::double_arrive || mu == M::no_order) && !params_.ordered)
@@ -93,9 +93,10 @@ class ClusterGemmProgram final : public BundledProgram {
     if (mu == M::wrong_multicast_mask && cx == 1)
       throw ShapeError("--mutation wrong-multicast-mask breaks the B multicast: it needs a cluster X of 2 or more");
     if (mu == M::local_release_only && params_.tiles * params_.k_blocks <= static_cast<std::uint32_t>(stages))
-      throw ShapeError(fmt::format("--mutation local-release-only bites when a stage is refilled: it needs more "
-                                   "than --stages {} blocks (tiles x k-blocks)",
-                                   stages));
+      throw ShapeError(
+          fmt::format("--mutation local-release-only bites when a stage is refilled: it needs more "
+                      "than --stages {} blocks (tiles x k-blocks)",
+                      stages));
     shape_.ctas = cx * cy * clusters;
     shape_.threads_per_cta = kClusterGemmThreads;
     shape_.warp_size = 32;
@@ -138,9 +139,10 @@ class ClusterGemmProgram final : public BundledProgram {
             }
           const float got = out_->data()[(std::size_t{cta} * params_.tiles + j) * 256 + i];
           if (std::memcmp(&got, &expected, sizeof(float)) != 0)
-            return fmt::format("cta {} tile {} consumer thread {} computed {}, expected {}: it read a stage that did "
-                               "not hold its block",
-                               cta, j, i, got, expected);
+            return fmt::format(
+                "cta {} tile {} consumer thread {} computed {}, expected {}: it read a stage that did "
+                "not hold its block",
+                cta, j, i, got, expected);
         }
     }
     return std::nullopt;

@@ -34,8 +34,8 @@ class LitmusProgram final : public Program {
   void reset() override { results_.fill(-1); }  // -1: never written, as on the device
   void thread_main() override {
     using P = HostPlatform;
-    const auto env = litmus::make_env<P>(P::shared_memory(), src_.data(), results_.data(), P::thread_idx(),
-                                         litmus::NoDelay{});
+    const auto env =
+        litmus::make_env<P>(P::shared_memory(), src_.data(), results_.data(), P::thread_idx(), litmus::NoDelay{});
     litmus::run_instance<Test>(env, true);
   }
   // The outcome of the execution that just ended.
@@ -73,7 +73,8 @@ LitmusAllowed litmus_allowed() {
   options.kind = SearchKind::brute_force;
   options.stop_at_first_bug = false;
   LitmusAllowed allowed{Test::kName, Test::kHostFlagsMisuse, {}, {}};
-  allowed.stats = explore(program, options, [&](const Outcome& o) { ++allowed.outcomes[program.outcome_key(o)]; }).stats;
+  allowed.stats =
+      explore(program, options, [&](const Outcome& o) { ++allowed.outcomes[program.outcome_key(o)]; }).stats;
   return allowed;
 }
 

@@ -41,8 +41,8 @@ std::uint32_t pingpong_smem(const PingPongParams& p) {
 constexpr PingPongFn kKernels[] = {pingpong<1>, pingpong<2>, pingpong<3>, pingpong<4>,
                                    pingpong<5>, pingpong<6>, pingpong<7>, pingpong<8>};
 constexpr std::uint32_t (*kSmem[])(const PingPongParams&) = {pingpong_smem<1>, pingpong_smem<2>, pingpong_smem<3>,
-                                                              pingpong_smem<4>, pingpong_smem<5>, pingpong_smem<6>,
-                                                              pingpong_smem<7>, pingpong_smem<8>};
+                                                             pingpong_smem<4>, pingpong_smem<5>, pingpong_smem<6>,
+                                                             pingpong_smem<7>, pingpong_smem<8>};
 
 class PingPongProgram final : public BundledProgram {
  public:
@@ -94,9 +94,10 @@ class PingPongProgram final : public BundledProgram {
             expected += params_.src[(std::size_t{t} * params_.k_blocks + k) * params_.tile_elems + i];
         const float got = out_->data()[std::size_t{t} * g + lane];
         if (std::memcmp(&got, &expected, sizeof(float)) != 0)
-          return fmt::format("tile {} thread {} of group {} summed {}, expected {}: it read a stage that did not "
-                             "hold its block",
-                             t, lane, t % 2, got, expected);
+          return fmt::format(
+              "tile {} thread {} of group {} summed {}, expected {}: it read a stage that did not "
+              "hold its block",
+              t, lane, t % 2, got, expected);
       }
     return std::nullopt;
   }

@@ -79,27 +79,31 @@ class EpiLoadProgram final : public BundledProgram {
       throw ShapeError("--mutation single-stage-wrong-parity needs --stages 1");
 
     if (params_.tile_elems % 4 != 0)
-      throw ShapeError(fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes, so tiles hold a "
-                                   "multiple of 4 floats",
-                                   params_.tile_elems));
+      throw ShapeError(
+          fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes, so tiles hold a "
+                      "multiple of 4 floats",
+                      params_.tile_elems));
     const std::uint64_t tile_bytes = std::uint64_t{params_.tile_elems} * sizeof(float);
     if (tile_bytes > static_cast<std::uint64_t>(kMaxTxCount))
-      throw ShapeError(fmt::format("--tile-elems {}: a tile of {} bytes exceeds the mbarrier tx-count limit "
-                                   "2^20-1 = {}",
-                                   params_.tile_elems, tile_bytes, kMaxTxCount));
+      throw ShapeError(
+          fmt::format("--tile-elems {}: a tile of {} bytes exceeds the mbarrier tx-count limit "
+                      "2^20-1 = {}",
+                      params_.tile_elems, tile_bytes, kMaxTxCount));
     if (last != 0 && (last % 4 != 0 || last > params_.tile_elems))
-      throw ShapeError(fmt::format("--last-tile-elems {}: must be a multiple of 4 and at most --tile-elems {}",
-                                   last, params_.tile_elems));
+      throw ShapeError(fmt::format("--last-tile-elems {}: must be a multiple of 4 and at most --tile-elems {}", last,
+                                   params_.tile_elems));
     shape_.threads_per_cta = (1 + params_.store_warps) * shape_.warp_size;
     if (shape_.threads_per_cta > 1024)
-      throw ShapeError(fmt::format("{} threads per CTA (1 load warp + {} store warps of {}): a CTA has at most "
-                                   "1024 threads",
-                                   shape_.threads_per_cta, params_.store_warps, shape_.warp_size));
+      throw ShapeError(
+          fmt::format("{} threads per CTA (1 load warp + {} store warps of {}): a CTA has at most "
+                      "1024 threads",
+                      shape_.threads_per_cta, params_.store_warps, shape_.warp_size));
     // Every simulated thread is a fiber with a 64 KiB stack.
     if (std::uint64_t{shape_.ctas} * shape_.threads_per_cta > kMaxHostThreads)
-      throw ShapeError(fmt::format("{} CTAs of {} threads: the host simulates at most {} threads in all (one fiber "
-                                   "each); use fewer CTAs",
-                                   shape_.ctas, shape_.threads_per_cta, kMaxHostThreads));
+      throw ShapeError(
+          fmt::format("{} CTAs of {} threads: the host simulates at most {} threads in all (one fiber "
+                      "each); use fewer CTAs",
+                      shape_.ctas, shape_.threads_per_cta, kMaxHostThreads));
     const std::uint64_t elems = std::uint64_t{tiles - 1} * params_.tile_elems + (last ? last : params_.tile_elems);
     if (elems > std::numeric_limits<std::uint32_t>::max() / 2)
       throw ShapeError(fmt::format("{} elements in all: too large for one run", elems));
@@ -136,10 +140,10 @@ class EpiLoadProgram final : public BundledProgram {
   std::optional<std::string> check_result() override {
     for (std::uint32_t i = 0; i < params_.num_elems; ++i) {
       if (std::memcmp(&d_->data()[i], &expected_[i], sizeof(float)) != 0)
-        return fmt::format("D[{}] (tile {}) = {}, expected {} = {} + {} * {}: the output differs from the "
-                           "CPU reference",
-                           i, i / params_.tile_elems, d_->data()[i], expected_[i], accum_->data()[i], params_.beta,
-                           c_->data()[i]);
+        return fmt::format(
+            "D[{}] (tile {}) = {}, expected {} = {} + {} * {}: the output differs from the "
+            "CPU reference",
+            i, i / params_.tile_elems, d_->data()[i], expected_[i], accum_->data()[i], params_.beta, c_->data()[i]);
     }
     return std::nullopt;
   }
@@ -173,10 +177,8 @@ class EpiLoadProgram final : public BundledProgram {
 
 // --- readers / lastzero: the classic DPOR benchmarks over plain atomics -----------------
 
-const ProtocolInfo kReaders{"readers",
-                            "DPOR benchmark: one writer, N readers of one word (2^N classes)",
-                            {{"n", "2", "readers"}},
-                            {}};
+const ProtocolInfo kReaders{
+    "readers", "DPOR benchmark: one writer, N readers of one word (2^N classes)", {{"n", "2", "readers"}}, {}};
 const ProtocolInfo kLastzero{"lastzero",
                              "DPOR benchmark: thread 0 looks for the last zero while N threads fill the array "
                              "((N+3)*2^(N-2) classes)",
@@ -193,7 +195,8 @@ class ClassicProgram final : public BundledProgram {
  public:
   ClassicProgram(const ProtocolInfo& info, const std::map<std::string, std::string>& given) : info_(info) {
     OptionReader r(info, given);
-    n_ = static_cast<std::uint32_t>(r.integer("n", info.name == "lastzero" ? 2 : 1, info.name == "ordering-bug" ? 60 : 20));
+    n_ = static_cast<std::uint32_t>(
+        r.integer("n", info.name == "lastzero" ? 2 : 1, info.name == "ordering-bug" ? 60 : 20));
     options_ = r.values();
     shape_.threads_per_cta = info.name == "ordering-bug" ? 2 : n_ + 1;
     memory_.assign(n_ + 1, 0);
@@ -289,8 +292,9 @@ const ProtocolInfo kTmaPipeline{
      {"consumers", "128", "consumer threads"},
      {"iterations", "4", "tiles streamed through the pipeline"},
      {"tile-elems", "64", "floats per tile (multiple of 4)"},
-     {"consumer-wait", "wait", "how consumers wait for a stage: wait, or try-then-wait (consumer_try_wait, "
-                               "then consumer_wait if that failed)"},
+     {"consumer-wait", "wait",
+      "how consumers wait for a stage: wait, or try-then-wait (consumer_try_wait, "
+      "then consumer_wait if that failed)"},
      {"mutation", "none", "a deliberate protocol bug (see the mutation list)"}},
     {"producer-start-phase-0", "producer-skips-empty-wait", "consumer-release-before-read", "tx-overcount"},
 };
@@ -322,9 +326,11 @@ class TmaPipelineProgram final : public BundledProgram {
     params_.mutation = r.mutation<TmaMainloopMutation>();
     if (params_.tile_elems % 4 != 0)
       throw ShapeError(fmt::format("--tile-elems {}: bulk copies move multiples of 16 bytes", params_.tile_elems));
-    if (params_.mutation == TmaMainloopMutation::producer_skips_empty_wait && params_.iterations <= std::uint32_t(stages))
-      throw ShapeError("--mutation producer-skips-empty-wait needs more --iterations than --stages (a stage must be "
-                       "reused for the bug to exist)");
+    if (params_.mutation == TmaMainloopMutation::producer_skips_empty_wait &&
+        params_.iterations <= std::uint32_t(stages))
+      throw ShapeError(
+          "--mutation producer-skips-empty-wait needs more --iterations than --stages (a stage must be "
+          "reused for the bug to exist)");
     shape_.threads_per_cta = 1 + params_.consumers;
     shape_.smem_bytes = kTmaMainloopSmem[stages - 1](params_);
     if (shape_.smem_bytes > 227 * 1024)
@@ -377,12 +383,13 @@ extern const ProtocolInfo kClusterGemm;
 std::unique_ptr<BundledProgram> make_cluster_gemm(const std::map<std::string, std::string>& options);
 
 const std::vector<ProtocolInfo>& bundled_protocols() {
-  static const std::vector<ProtocolInfo> all{kEpiLoad, kTmaPipeline, kPingPong, kClusterGemm, kTmaStore,
-                                             kReaders, kLastzero, kOrderingBug};
+  static const std::vector<ProtocolInfo> all{kEpiLoad,  kTmaPipeline, kPingPong, kClusterGemm,
+                                             kTmaStore, kReaders,     kLastzero, kOrderingBug};
   return all;
 }
 
-std::unique_ptr<BundledProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options) {
+std::unique_ptr<BundledProgram> make_protocol(const std::string& name,
+                                              const std::map<std::string, std::string>& options) {
   if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
   if (name == kTmaPipeline.name) return std::make_unique<TmaPipelineProgram>(options);
   if (name == kPingPong.name) return make_pingpong(options);

@@ -17,7 +17,7 @@ struct ShapeError : std::runtime_error {
 };
 
 struct OptionInfo {
-  std::string name;           // flag name without dashes, e.g. "stages"
+  std::string name;  // flag name without dashes, e.g. "stages"
   std::string default_value;
   std::string help;
 };

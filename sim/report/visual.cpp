@@ -13,7 +13,17 @@ VisualInput visual_input(Program& program, const std::vector<AgentId>& schedule,
   VisualInput in;
   in.title = title;
   in.replay_token = replay_token;
-  Outcome out = replay_schedule(program, schedule, true, &in.trace);
+  std::vector<TraceEntry> trace;
+  const Outcome out = replay_schedule(program, schedule, true, &trace);
+  return visual_input(out, std::move(trace), title, replay_token);
+}
+
+VisualInput visual_input(const Outcome& out, std::vector<TraceEntry> trace, const std::string& title,
+                         const std::string& replay_token) {
+  VisualInput in;
+  in.title = title;
+  in.replay_token = replay_token;
+  in.trace = std::move(trace);
   in.verdict = out.verdict == Verdict::completed ? "ok" : to_string(out.verdict);
   in.cause = out.verdict == Verdict::completed ? "every thread finished; no bug in this execution" : out.message;
   in.details = out.details;
@@ -44,7 +54,7 @@ std::string counterexample_json(const VisualInput& in) {
   for (const auto& t : in.trace) threads.emplace(t.agent, t.who);
   nlohmann::json agents = nlohmann::json::array();
   for (const auto& [id, who] : threads) agents.push_back({{"agent", id}, {"who", who}});
-  nlohmann::json j = {{"kind", in.verdict}, {"cause", in.cause},       {"details", in.details},
+  nlohmann::json j = {{"kind", in.verdict},      {"cause", in.cause}, {"details", in.details},
                       {"culprits", in.culprits}, {"agents", agents},  {"steps", steps_json(in)}};
   return j.dump();
 }
@@ -80,9 +90,10 @@ std::string sarif_json(const VisualInput* in, const std::string& tool_version) {
       failing = &t;
     }
     if (!failing && !in->trace.empty()) failing = &in->trace.back();
-    nlohmann::json result = {{"ruleId", in->verdict},
-                             {"level", "error"},
-                             {"message", {{"text", in->cause + (in->replay_token.empty() ? "" : "\nreplay: " + in->replay_token)}}}};
+    nlohmann::json result = {
+        {"ruleId", in->verdict},
+        {"level", "error"},
+        {"message", {{"text", in->cause + (in->replay_token.empty() ? "" : "\nreplay: " + in->replay_token)}}}};
     if (failing) {
       nlohmann::json loc = sarif_location(*failing, "");
       if (!loc.is_null()) result["locations"] = nlohmann::json::array({loc});
@@ -96,8 +107,9 @@ std::string sarif_json(const VisualInput* in, const std::string& tool_version) {
   nlohmann::json j = {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
       {"version", "2.1.0"},
-      {"runs", nlohmann::json::array({{{"tool", {{"driver", {{"name", "mbcheck"}, {"version", tool_version}, {"rules", rules}}}}},
-                                       {"results", results}}})}};
+      {"runs", nlohmann::json::array(
+                   {{{"tool", {{"driver", {{"name", "mbcheck"}, {"version", tool_version}, {"rules", rules}}}}},
+                     {"results", results}}})}};
   return j.dump(2);
 }
 
@@ -135,8 +147,8 @@ std::string chrome_trace_json(const VisualInput& in) {
 }
 
 std::string html_timeline(const VisualInput& in) {
-  nlohmann::json data = {{"title", in.title},     {"verdict", in.verdict}, {"cause", in.cause},
-                         {"details", in.details}, {"culprits", in.culprits}, {"replay", in.replay_token},
+  nlohmann::json data = {{"title", in.title},      {"verdict", in.verdict},   {"cause", in.cause},
+                         {"details", in.details},  {"culprits", in.culprits}, {"replay", in.replay_token},
                          {"steps", steps_json(in)}};
   std::string json = data.dump();
   // Keep the JSON inert inside <script>: no "</" can close the tag early.
@@ -266,10 +278,14 @@ document.body.setAttribute("data-rendered", "yes");
   auto escape = [](const std::string& s) {
     std::string out;
     for (char c : s) {
-      if (c == '<') out += "&lt;";
-      else if (c == '>') out += "&gt;";
-      else if (c == '&') out += "&amp;";
-      else out += c;
+      if (c == '<')
+        out += "&lt;";
+      else if (c == '>')
+        out += "&gt;";
+      else if (c == '&')
+        out += "&amp;";
+      else
+        out += c;
     }
     return out;
   };

@@ -11,17 +11,21 @@
 namespace mbcheck::sim {
 
 struct VisualInput {
-  std::string title;                // "epi-load stages=2 ..."
-  std::string verdict;              // "deadlock", "race", ... or "ok"
+  std::string title;    // "epi-load stages=2 ..."
+  std::string verdict;  // "deadlock", "race", ... or "ok"
   std::string cause;
   std::vector<std::string> details;
-  std::vector<TraceEntry> trace;    // every step of the execution
-  std::vector<AgentId> culprits;    // highlighted
+  std::vector<TraceEntry> trace;  // every step of the execution
+  std::vector<AgentId> culprits;  // highlighted
   std::string replay_token;
 };
 
 // Replays `schedule` on `program` and fills the input for the writers below.
 VisualInput visual_input(Program& program, const std::vector<AgentId>& schedule, const std::string& title,
+                         const std::string& replay_token);
+// The same from an execution already run with RunLimits::record_trace (its outcome and its
+// runtime's trace): every output of one command draws on the one run.
+VisualInput visual_input(const Outcome& out, std::vector<TraceEntry> trace, const std::string& title,
                          const std::string& replay_token);
 
 std::string chrome_trace_json(const VisualInput& in);

@@ -9,7 +9,10 @@
 // first thread issue it, with one read agent per shared-memory operand, and keeps the warp
 // group's groups there. Its commit_group and wait_group are rendezvous of the warp group
 // (collectives.cpp) around this bookkeeping: the first thread commits before it reaches the
-// wait's rendezvous, so no thread of the group waits on a group not yet made.
+// wait's rendezvous, so no thread of the group waits on a group not yet made. The search
+// relies on that: a wait by another thread is not dependent with the first thread's commit
+// (a step of that thread's), so wait_group(wgmma) without the rendezvous would not be
+// explored in both orders (the differential programs, which skip it, wait in thread 0 only).
 #include <fmt/format.h>
 
 #include <algorithm>

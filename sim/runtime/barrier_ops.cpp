@@ -32,9 +32,9 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Effect::increment_pending: bar.increment_pending(); break;
     case Effect::liveness:
       if (!bar.is_live())
-        throw MisuseError(bar.life == MbarrierState::Life::invalidated ? MisuseKind::invalidated
-                                                                       : MisuseKind::uninitialized,
-                          fmt::format("{} on a barrier that is not live", row.ptx));
+        throw MisuseError(
+            bar.life == MbarrierState::Life::invalidated ? MisuseKind::invalidated : MisuseKind::uninitialized,
+            fmt::format("{} on a barrier that is not live", row.ptx));
       break;
     case Effect::observe:
     case Effect::none: throw std::logic_error("mbcheck: apply_barrier_op on an operation that changes no barrier");

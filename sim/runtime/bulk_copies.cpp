@@ -43,8 +43,8 @@ void Runtime::land_copy_piece(Agent& c) {
     apply_barrier_op(c, c.op);  // the landing's complete_tx (ops.def: release_own)
   } catch (const MisuseError& e) {
     observe({c.id, c.op, c.op.bar->phase, false});
-    end(Verdict::misuse, fmt::format("{}: complete_tx {} {} B: {}", describe_agent(c.id), barrier_name(*c.op.bar), n, e.what()),
-        e.kind);
+    end(Verdict::misuse,
+        fmt::format("{}: complete_tx {} {} B: {}", describe_agent(c.id), barrier_name(*c.op.bar), n, e.what()), e.kind);
     outcome_.culprits = {c.id};
     return;
   }
@@ -62,8 +62,9 @@ void Runtime::check_bulk_copy(const char* what, const void* dst, const void* src
   perform([&] {
     auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
     if (bytes == 0 || bytes % 16 != 0 || misaligned(dst) || misaligned(src))
-      throw MisuseError(MisuseKind::tma_misaligned,
-                        fmt::format("{} of {} B: size and both addresses must be non-zero multiples of 16", what, bytes));
+      throw MisuseError(
+          MisuseKind::tma_misaligned,
+          fmt::format("{} of {} B: size and both addresses must be non-zero multiples of 16", what, bytes));
   });
 }
 

@@ -154,7 +154,8 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
     const std::uint32_t cta = first_rank + r;
     unsigned char* own = cta_shared_memory(issuer.cta);
     auto* dst = cta_shared_memory(cta) + (static_cast<unsigned char*>(smem_dst) - own);
-    auto* peer_bar = reinterpret_cast<MbarrierState*>(cta_shared_memory(cta) + (reinterpret_cast<unsigned char*>(&bar) - own));
+    auto* peer_bar =
+        reinterpret_cast<MbarrierState*>(cta_shared_memory(cta) + (reinterpret_cast<unsigned char*>(&bar) - own));
     info(*peer_bar);
     Agent& c = spawn_copy_agent(issuer, dst, gmem_src, bytes, {OpKind::copy_land, peer_bar, std::min(piece, bytes)});
     c.piece = piece;
@@ -167,9 +168,8 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
 // The cluster barrier is a counter of the cluster's threads; barrier.cluster.wait waits for
 // the phase of the thread's last arrive. PTX counts the non-exited threads: the counter is
 // made at the cluster's first use with the threads alive then, and a thread that exits after
-// that leaves the count as a step of its own (cluster_barrier_exit). Arrive is a release at cluster scope (it also makes
-// the thread's inits visible), .relaxed carries only what fence.mbarrier_init published; wait
-// is an acquire.
+// that leaves the count as a step of its own (cluster_barrier_exit). Arrive is a release at cluster scope (it also
+// makes the thread's inits visible), .relaxed carries only what fence.mbarrier_init published; wait is an acquire.
 MbarrierState& Runtime::cluster_barrier() {
   const std::uint32_t size = shape_.cluster_size(), cluster = current_->cta / size;
   MbarrierState& bar = cluster_bars_[cluster].bar;
@@ -198,8 +198,9 @@ void Runtime::cluster_arrive(bool relaxed) {
   if (!schedule_point(op)) return;
   perform([&] {
     if (a.cluster_arrived >= 0)
-      throw MisuseError(MisuseKind::cluster,
-                        "barrier.cluster.arrive twice with no barrier.cluster.wait between: each arrive needs its wait");
+      throw MisuseError(
+          MisuseKind::cluster,
+          "barrier.cluster.arrive twice with no barrier.cluster.wait between: each arrive needs its wait");
   });
   bool done = false;
   const std::int64_t phase_before = bar.phase;

@@ -22,9 +22,9 @@ void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes
   perform([&] {
     auto misaligned = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % bytes != 0; };
     if ((bytes != 4 && bytes != 8 && bytes != 16) || misaligned(smem_dst) || misaligned(gmem_src))
-      throw MisuseError(MisuseKind::tma_misaligned,
-                        fmt::format("cp.async of {} B: it copies 4, 8 or 16 bytes, both addresses aligned to the size",
-                                    bytes));
+      throw MisuseError(
+          MisuseKind::tma_misaligned,
+          fmt::format("cp.async of {} B: it copies 4, 8 or 16 bytes, both addresses aligned to the size", bytes));
     if (cta_of(smem_dst, issuer.cta) != issuer.cta)
       throw MisuseError(MisuseKind::cluster, "cp.async writes this CTA's shared memory (.shared::cta) only");
   });
@@ -76,8 +76,9 @@ void Runtime::async_arrive(Agent& c) {
     apply_barrier_op(c, c.op);  // ops.def: release_tracked, the copies' writes and nothing else
   } catch (const MisuseError& e) {
     observe({c.id, c.op, c.op.bar->phase, false});
-    end(Verdict::misuse, fmt::format("{}: the arrive-on of cp.async.mbarrier.arrive on {}: {}", describe_agent(c.id),
-                                     barrier_name(*c.op.bar), e.what()),
+    end(Verdict::misuse,
+        fmt::format("{}: the arrive-on of cp.async.mbarrier.arrive on {}: {}", describe_agent(c.id),
+                    barrier_name(*c.op.bar), e.what()),
         e.kind);
     outcome_.culprits = {c.id};
     return;

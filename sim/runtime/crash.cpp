@@ -20,7 +20,6 @@
 #include <mutex>
 #include <thread>
 
-
 namespace mbcheck::sim {
 
 namespace {
@@ -36,9 +35,9 @@ char g_report[kReportBytes];
 std::atomic<bool> g_reporting{false};
 
 constexpr std::size_t kPrefixBytes = 1024;
-char g_prefix[kPrefixBytes];     // the replay token of an empty schedule: "mb1:<protocol>:<shape>:"
+char g_prefix[kPrefixBytes];         // the replay token of an empty schedule: "mb1:<protocol>:<shape>:"
 ScheduleEncoder g_encode = nullptr;  // the report layer's schedule encoding (install_crash_reporter)
-std::size_t g_prefix_len = 0;    // 0: no install_crash_reporter yet, or a prefix too long to keep
+std::size_t g_prefix_len = 0;        // 0: no install_crash_reporter yet, or a prefix too long to keep
 
 thread_local bool tl_reporting = false;  // this thread holds it
 bool try_claim_report() { return !tl_reporting && !g_reporting.exchange(true) && (tl_reporting = true); }
@@ -176,8 +175,9 @@ extern "C" void on_fatal_signal(int sig, siginfo_t* info, void* context) {
       w.put(rt->steps());
       w.put(": protocol code needed more than its fiber stack of ");
       w.put(rt->limits().stack_bytes);
-      w.put(" bytes (a large local array or deep recursion?); raise it with --stack-size "
-            "(RunLimits::stack_bytes). This replays it up to the overflow:\n");
+      w.put(
+          " bytes (a large local array or deep recursion?); raise it with --stack-size "
+          "(RunLimits::stack_bytes). This replays it up to the overflow:\n");
       put_replay(w, *rt, "replay:  ");
       w.put("\n");
       w.flush();
@@ -421,9 +421,10 @@ void prepare_thread_for_reports() {
 std::optional<std::string> stack_size_error(std::size_t bytes) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   if (bytes < 16 * 1024 || bytes > 16 * 1024 * 1024 || bytes % page != 0)
-    return fmt::format("fiber stack size {} bytes: must be a multiple of the page size ({} bytes) from 16 KiB "
-                       "(16384) to 16 MiB (16777216)",
-                       bytes, page);
+    return fmt::format(
+        "fiber stack size {} bytes: must be a multiple of the page size ({} bytes) from 16 KiB "
+        "(16384) to 16 MiB (16777216)",
+        bytes, page);
   return std::nullopt;
 }
 
@@ -480,7 +481,8 @@ unsigned char* GuardedStackPool::take() {
   if (base == MAP_FAILED) {
     --taken_;
     if (errno == ENOMEM) out_of_memory();
-    throw std::runtime_error(fmt::format("mbcheck: cannot map a fiber stack of {} bytes: {}", bytes_, std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("mbcheck: cannot map a fiber stack of {} bytes: {}", bytes_, std::strerror(errno)));
   }
   auto* lo = static_cast<unsigned char*>(base) + kStackGuardBytes;
   if (mprotect(lo, bytes_, PROT_READ | PROT_WRITE) != 0) {
@@ -488,7 +490,8 @@ unsigned char* GuardedStackPool::take() {
     munmap(base, kStackGuardBytes + bytes_);
     --taken_;
     if (err == ENOMEM) out_of_memory();
-    throw std::runtime_error(fmt::format("mbcheck: cannot map a fiber stack of {} bytes: {}", bytes_, std::strerror(err)));
+    throw std::runtime_error(
+        fmt::format("mbcheck: cannot map a fiber stack of {} bytes: {}", bytes_, std::strerror(err)));
   }
   return lo;
 }

@@ -44,9 +44,9 @@ void MbarrierState::require_live(std::string_view op) const {
 
 void MbarrierState::check_tx(std::int64_t new_tx, std::string_view op) const {
   if (new_tx > kMaxTxCount || new_tx < -kMaxTxCount)
-    throw MisuseError(MisuseKind::tx_out_of_range,
-                      fmt::format("{} takes tx-count from {} to {}, outside +-(2^20-1) ({})", op,
-                                  tx, new_tx, describe()));
+    throw MisuseError(
+        MisuseKind::tx_out_of_range,
+        fmt::format("{} takes tx-count from {} to {}, outside +-(2^20-1) ({})", op, tx, new_tx, describe()));
 }
 
 bool MbarrierState::complete_if_done() {
@@ -80,17 +80,14 @@ void MbarrierState::inval() {
 
 void MbarrierState::check_arrive_on(std::int64_t count, std::string_view op) const {
   if (count < 1 || count > kMaxArriveCount)
-    throw MisuseError(MisuseKind::count_out_of_range,
-                      fmt::format("{}: count {} outside [1, 2^20-1]", op, count));
+    throw MisuseError(MisuseKind::count_out_of_range, fmt::format("{}: count {} outside [1, 2^20-1]", op, count));
   if (!named && phase > 0 && !phase_observed)
-    throw MisuseError(MisuseKind::missing_wait,
-                      fmt::format("{} in phase {} but no wait returned true for phase {} "
-                                  "(PTX 'missing wait' rule) ({})",
-                                  op, phase, phase - 1, describe()));
+    throw MisuseError(MisuseKind::missing_wait, fmt::format("{} in phase {} but no wait returned true for phase {} "
+                                                            "(PTX 'missing wait' rule) ({})",
+                                                            op, phase, phase - 1, describe()));
   if (count > pending)
     throw MisuseError(MisuseKind::over_arrival,
-                      fmt::format("{} of {} with only {} pending: over-arrival ({})", op, count,
-                                  pending, describe()));
+                      fmt::format("{} of {} with only {} pending: over-arrival ({})", op, count, pending, describe()));
 }
 
 bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
@@ -106,8 +103,7 @@ MbarrierToken MbarrierState::arrive(std::int64_t count, bool no_complete, bool* 
   check_arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
   if (no_complete && count >= 1 && count <= pending && pending - count == 0 && tx == 0)
     throw MisuseError(MisuseKind::nocomplete_completes,
-                      fmt::format("arrive.noComplete({}) would complete phase {} ({})", count,
-                                  phase, describe()));
+                      fmt::format("arrive.noComplete({}) would complete phase {} ({})", count, phase, describe()));
   bool done = arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
   if (completed) *completed = done;
   return token;
@@ -152,8 +148,7 @@ void MbarrierState::increment_pending() {
 void MbarrierState::expect_tx(std::int64_t bytes) {
   require_live("expect_tx");
   if (bytes < 0 || bytes > kMaxTxCount)
-    throw MisuseError(MisuseKind::tx_out_of_range,
-                      fmt::format("expect_tx({}): byte count outside [0, 2^20-1]", bytes));
+    throw MisuseError(MisuseKind::tx_out_of_range, fmt::format("expect_tx({}): byte count outside [0, 2^20-1]", bytes));
   check_tx(tx + bytes, "expect_tx");
   if (pending == 0 && tx < 0 && tx + bytes == 0)
     throw MisuseError(MisuseKind::expect_tx_completes,
@@ -187,8 +182,7 @@ bool MbarrierState::test_wait_parity(std::int64_t awaited_phase) {
         fmt::format("wait for phase {} (parity {}) while the barrier is in phase {}: only the "
                     "current or the preceding phase can be waited for; hardware would answer "
                     "{} ({})",
-                    awaited_phase, awaited_phase & 1, phase, parity_says ? "complete" : "not complete",
-                    describe()));
+                    awaited_phase, awaited_phase & 1, phase, parity_says ? "complete" : "not complete", describe()));
   }
   bool complete = awaited_phase == phase - 1;
   if (complete && phase > 0) phase_observed = true;
@@ -197,22 +191,20 @@ bool MbarrierState::test_wait_parity(std::int64_t awaited_phase) {
 
 bool MbarrierState::test_wait(const MbarrierToken& token) {
   require_live("wait(token)");
-  if (token.barrier_id != id)
-    throw MisuseError(MisuseKind::bad_token, "wait with a state token from another mbarrier");
+  if (token.barrier_id != id) throw MisuseError(MisuseKind::bad_token, "wait with a state token from another mbarrier");
   return test_wait_parity(token.phase);
 }
 
 std::uint32_t MbarrierState::pending_count(const MbarrierToken& token) {
   if (!token.no_complete)
-    throw MisuseError(MisuseKind::bad_token,
-                      "pending_count on a token that did not come from arrive.noComplete");
+    throw MisuseError(MisuseKind::bad_token, "pending_count on a token that did not come from arrive.noComplete");
   return token.pending_before;
 }
 
 bool MbarrierState::wait_would_proceed(std::int64_t awaited_phase) const {
   if (life != Life::live) return true;  // proceeds to report the misuse
   if (named) return awaited_phase < phase;
-  return awaited_phase != phase;        // complete, or an aliasing wait that will be reported
+  return awaited_phase != phase;  // complete, or an aliasing wait that will be reported
 }
 
 }  // namespace mbcheck::sim

@@ -14,32 +14,32 @@ namespace mbcheck::sim {
 
 // Limits from the PTX ISA (mbarrier, v0 layout).
 inline constexpr std::int64_t kMaxArriveCount = (1 << 20) - 1;  // expected/pending/count
-inline constexpr std::int64_t kMaxTxCount = (1 << 20) - 1;       // |tx-count|
+inline constexpr std::int64_t kMaxTxCount = (1 << 20) - 1;      // |tx-count|
 
 enum class MisuseKind : std::uint8_t {
-  uninitialized,        // any op but init on memory never initialised
-  invalidated,          // any op but init after inval
-  reinit_live,          // init on a live (initialised, not invalidated) barrier
-  count_out_of_range,   // init/arrive/arrive_drop count outside [1, 2^20-1] or dropping below 0
-  over_arrival,         // pending would go below zero
-  tx_out_of_range,      // tx-count outside [-(2^20-1), 2^20-1]
-  nocomplete_completes, // arrive.noComplete that completes the phase
-  phase_aliasing,       // wait for a phase that is neither the current nor the preceding one
-  missing_wait,         // arrive-on of phase k+1 with no successful wait on phase k
-  expect_tx_completes,  // expect_tx brings tx to 0 with pending 0: unspecified by PTX
-  bad_token,            // token from another barrier, or pending_count on a non-noComplete token
-  tma_misaligned,       // cp.async.bulk size/address not a multiple of 16
-  named_barrier,        // bar.sync/bar.arrive: id outside 0..15, a count that is not a positive
-                        // multiple of the warp size within the CTA, or uses of one id that
-                        // disagree on the count
-  cluster,              // a cluster operation outside its rules: mapa of an address outside the
-                        // CTA's shared memory or to a rank outside the cluster, a .shared::cta
-                        // form on a peer's barrier, a multicast mask naming no or foreign ranks,
-                        // barrier.cluster.arrive twice or wait with no arrive
-  unfenced_init,        // a peer CTA uses a barrier before its init is visible to the cluster
-                        // (fence.mbarrier_init.release.cluster, then a cluster barrier)
-  collective,           // __syncwarp/elect.sync/shfl.sync mask without the calling lane or with
-                        // lanes outside its warp; a warp-group instruction in a partial group
+  uninitialized,         // any op but init on memory never initialised
+  invalidated,           // any op but init after inval
+  reinit_live,           // init on a live (initialised, not invalidated) barrier
+  count_out_of_range,    // init/arrive/arrive_drop count outside [1, 2^20-1] or dropping below 0
+  over_arrival,          // pending would go below zero
+  tx_out_of_range,       // tx-count outside [-(2^20-1), 2^20-1]
+  nocomplete_completes,  // arrive.noComplete that completes the phase
+  phase_aliasing,        // wait for a phase that is neither the current nor the preceding one
+  missing_wait,          // arrive-on of phase k+1 with no successful wait on phase k
+  expect_tx_completes,   // expect_tx brings tx to 0 with pending 0: unspecified by PTX
+  bad_token,             // token from another barrier, or pending_count on a non-noComplete token
+  tma_misaligned,        // cp.async.bulk size/address not a multiple of 16
+  named_barrier,         // bar.sync/bar.arrive: id outside 0..15, a count that is not a positive
+                         // multiple of the warp size within the CTA, or uses of one id that
+                         // disagree on the count
+  cluster,               // a cluster operation outside its rules: mapa of an address outside the
+                         // CTA's shared memory or to a rank outside the cluster, a .shared::cta
+                         // form on a peer's barrier, a multicast mask naming no or foreign ranks,
+                         // barrier.cluster.arrive twice or wait with no arrive
+  unfenced_init,         // a peer CTA uses a barrier before its init is visible to the cluster
+                         // (fence.mbarrier_init.release.cluster, then a cluster barrier)
+  collective,            // __syncwarp/elect.sync/shfl.sync mask without the calling lane or with
+                         // lanes outside its warp; a warp-group instruction in a partial group
 };
 inline constexpr MisuseKind kLastMisuseKind = MisuseKind::collective;
 
@@ -55,7 +55,7 @@ struct MisuseError : std::runtime_error {
 struct MbarrierToken {
   std::uint32_t barrier_id = 0;
   bool no_complete = false;
-  std::int64_t phase = 0;         // phase the arrive happened in
+  std::int64_t phase = 0;  // phase the arrive happened in
   // Pending count just BEFORE the arrive: what mbarrier.pending_count returns (measured on an
   // H200, device/RESULTS.md: init(5), arrive.noComplete(2) -> 5).
   std::uint32_t pending_before = 0;
@@ -66,14 +66,14 @@ struct MbarrierToken {
 struct MbarrierState {
   enum class Life : std::uint8_t { uninitialized = 0, live = 1, invalidated = 2 };
 
-  std::uint32_t id = 0;        // runtime's registry index (0: not seen yet)
+  std::uint32_t id = 0;  // runtime's registry index (0: not seen yet)
   Life life = Life::uninitialized;
   bool phase_observed = false;  // a wait returned true since the last completion ("missing wait")
-  std::int64_t phase = 0;      // full phase count; hardware exposes only its parity
-  std::uint32_t expected = 0;  // what pending resets to on completion
-  std::uint32_t pending = 0;   // arrivals still missing in the current phase
-  std::int32_t tx = 0;         // pending transaction bytes (signed: copies may land early)
-  std::uint64_t version = 0;   // bumped on every state change (spin-loop detection)
+  std::int64_t phase = 0;       // full phase count; hardware exposes only its parity
+  std::uint32_t expected = 0;   // what pending resets to on completion
+  std::uint32_t pending = 0;    // arrivals still missing in the current phase
+  std::int32_t tx = 0;          // pending transaction bytes (signed: copies may land early)
+  std::uint64_t version = 0;    // bumped on every state change (spin-loop detection)
   // The counter behind a named barrier (bar.sync/bar.arrive) or a rendezvous, not an mbarrier:
   // arrivals need no wait on the phase before (surplus arrivals are legal there, if rarely
   // meant), and a wait for a generation is answered by it however many came after (no aliasing).
@@ -82,23 +82,23 @@ struct MbarrierState {
   // --- instructions ------------------------------------------------------------------
   // Each returns whether the current phase completed because of it (the runtime wakes
   // waiters then). The name says which PTX instruction it is.
-  void init(std::int64_t count);                              // mbarrier.init
-  void inval();                                               // mbarrier.inval
+  void init(std::int64_t count);  // mbarrier.init
+  void inval();                   // mbarrier.inval
   // mbarrier.arrive{.noComplete} with count; returns the token and whether it completed.
   MbarrierToken arrive(std::int64_t count, bool no_complete, bool* completed);
   MbarrierToken arrive_expect_tx(std::int64_t bytes, bool* completed);  // mbarrier.arrive.expect_tx
   MbarrierToken arrive_drop(std::int64_t count, bool* completed);       // mbarrier.arrive_drop
-  void expect_tx(std::int64_t bytes);                         // mbarrier.expect_tx
+  void expect_tx(std::int64_t bytes);                                   // mbarrier.expect_tx
   // cp.async.mbarrier.arrive (without .noinc): the pending count of the current phase goes up
   // by one, for the asynchronous arrive-on that follows once the thread's copies land.
   void increment_pending();
-  bool complete_tx(std::int64_t bytes);                       // mbarrier.complete_tx / TMA landing
+  bool complete_tx(std::int64_t bytes);  // mbarrier.complete_tx / TMA landing
   // mbarrier.test_wait / try_wait .parity: `awaited_phase` is the full number of the phase
   // whose completion is awaited (-1: the phase before init, complete from the start);
   // hardware sees only its parity. Returns the hardware's answer; throws phase_aliasing when
   // the phase is neither current nor preceding (the parity answer may then be wrong).
   bool test_wait_parity(std::int64_t awaited_phase);
-  bool test_wait(const MbarrierToken& token);                 // by state token
+  bool test_wait(const MbarrierToken& token);                      // by state token
   static std::uint32_t pending_count(const MbarrierToken& token);  // mbarrier.pending_count
 
   // --- queries (no side effects, for the scheduler and reports) ----------------------
@@ -110,7 +110,7 @@ struct MbarrierState {
  private:
   void require_live(std::string_view op) const;
   void check_arrive_on(std::int64_t count, std::string_view op) const;  // throws, changes nothing
-  bool arrive_on(std::int64_t count, std::string_view op);  // the common arrive-on step
+  bool arrive_on(std::int64_t count, std::string_view op);              // the common arrive-on step
   bool complete_if_done();
   void check_tx(std::int64_t new_tx, std::string_view op) const;
 };

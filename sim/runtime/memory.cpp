@@ -16,8 +16,14 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   StepInfo step{current_->id, op};
   step.value = *addr;
   switch (kind) {
-    case OpKind::atomic_store: *addr = arg; step.wrote = true; break;
-    case OpKind::atomic_fetch_add: *addr += arg; step.wrote = true; break;
+    case OpKind::atomic_store:
+      *addr = arg;
+      step.wrote = true;
+      break;
+    case OpKind::atomic_fetch_add:
+      *addr += arg;
+      step.wrote = true;
+      break;
     case OpKind::atomic_cas:
       if (*addr == expected) {
         *addr = arg;
@@ -118,6 +124,5 @@ void Runtime::check_failed(const char* what) {
   if (std::uncaught_exceptions() > 0) return;
   throw Aborted{};
 }
-
 
 }  // namespace mbcheck::sim

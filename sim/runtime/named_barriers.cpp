@@ -74,8 +74,8 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
     races_.barrier_init(bar.id, a.id);
     bi.name = shape_.ctas > 1 ? fmt::format("cta{}.barrier {}", a.cta, id) : fmt::format("barrier {}", id);
   } else if (bar.expected != count) {
-    misuse(fmt::format("barrier {} counts {} threads (its first use said so): uses of one id disagree on the count",
-                       id, bar.expected));
+    misuse(fmt::format("barrier {} counts {} threads (its first use said so): uses of one id disagree on the count", id,
+                       bar.expected));
   }
 
   // 1. the warp's live lanes meet (round one of its convergence counter)
@@ -106,7 +106,8 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
       if (warp_arrival.pending_before == bar.expected) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;
       for (std::uint32_t l = 0; l < ws && l < 32; ++l) {
         const std::uint32_t t = warp * ws + l;
-        if (t >= shape_.threads_per_cta || agent_at_[a.cta * shape_.threads_per_cta + t]->state == Agent::State::finished)
+        if (t >= shape_.threads_per_cta ||
+            agent_at_[a.cta * shape_.threads_per_cta + t]->state == Agent::State::finished)
           continue;
         cta.red_true[id][slot] += conv.values[0][l];
       }

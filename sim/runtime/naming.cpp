@@ -87,7 +87,8 @@ std::string Runtime::describe_op(const Agent& a) const {
     return fmt::format("complete_tx.relaxed.cluster {} {} B (remote)", bar, op.arg);
   switch (op.kind) {
     case OpKind::bulk_copy:
-      if (op.expected != 0) return fmt::format("cp.async.bulk multicast {} B -> {} in ctas {:#x}", op.arg, bar, op.expected);
+      if (op.expected != 0)
+        return fmt::format("cp.async.bulk multicast {} B -> {} in ctas {:#x}", op.arg, bar, op.expected);
       break;
     case OpKind::arrive:
       if (op.bar && op.bar->named) return fmt::format("bar.arrive {} ({} threads)", bar, op.bar->expected);
@@ -115,10 +116,10 @@ std::string Runtime::describe_op(const Agent& a) const {
 
 std::string report_text(const Op& op, std::string_view bar) {
   const bool plain_count = op.arg == 1 && !op.no_complete;
-  std::string text = fmt::format(
-      fmt::runtime(op.info().report), fmt::arg("bar", bar), fmt::arg("arg", op.arg), fmt::arg("phase", op.arg),
-      fmt::arg("parity", op.arg & 1), fmt::arg("addr", static_cast<const void*>(op.addr)),
-      fmt::arg("count", plain_count ? std::string() : fmt::format(" count {}", op.arg)));
+  std::string text = fmt::format(fmt::runtime(op.info().report), fmt::arg("bar", bar), fmt::arg("arg", op.arg),
+                                 fmt::arg("phase", op.arg), fmt::arg("parity", op.arg & 1),
+                                 fmt::arg("addr", static_cast<const void*>(op.addr)),
+                                 fmt::arg("count", plain_count ? std::string() : fmt::format(" count {}", op.arg)));
   if (op.no_complete) text.insert(text.find(' '), ".noComplete");
   if (op.remote) text += " (.shared::cluster, remote)";
   if (op.await) text += ", spinning";

@@ -95,11 +95,11 @@ struct Op {
   MbarrierState* bar = nullptr;
   std::int64_t arg = 0;
   bool no_complete = false;
-  void* addr = nullptr;        // atomics
-  std::int64_t expected = 0;   // atomic_cas; a multicast's CTA mask
-  bool await = false;          // test_wait/try_wait: a spin iteration, enabled like a wait
-  bool remote = false;         // the .shared::cluster form (a barrier of any CTA of the cluster)
-  Scope scope = Scope::cta;    // .cta / .cluster
+  void* addr = nullptr;       // atomics
+  std::int64_t expected = 0;  // atomic_cas; a multicast's CTA mask
+  bool await = false;         // test_wait/try_wait: a spin iteration, enabled like a wait
+  bool remote = false;        // the .shared::cluster form (a barrier of any CTA of the cluster)
+  Scope scope = Scope::cta;   // .cta / .cluster
   const OpInfo& info() const { return op_info(kind); }
 };
 

@@ -42,7 +42,7 @@ class RaceDetector {
   // long as the agents so far, one per copy) are freed. Not for cp.async copies: a later
   // cp.async.mbarrier.arrive releases their writes with their clocks.
   void retire(AgentId a);
-  void tick(AgentId a, std::uint64_t step);    // a's next step begins
+  void tick(AgentId a, std::uint64_t step);  // a's next step begins
   void release(AgentId a, std::uint32_t barrier, std::int64_t phase);
   // Releases only what `a` itself did (a copy landing: its own writes, not its issuer's past).
   void release_own(AgentId a, std::uint32_t barrier, std::int64_t phase);
@@ -99,7 +99,7 @@ class RaceDetector {
   struct Word {
     std::uint32_t generation = 0;
     Epoch write;
-    Epoch read;                  // the last read (FastTrack's read epoch)
+    Epoch read;                    // the last read (FastTrack's read epoch)
     std::uint32_t more_reads = 0;  // 1-based index into shared_reads_ when reads are concurrent
   };
   static constexpr std::size_t kPageWords = 1024;
@@ -132,12 +132,12 @@ class RaceDetector {
     }
   };
   Knowledge& released_knowledge(std::uint32_t barrier, std::int64_t phase);
-  Knowledge& knowledge(AgentId a);                       // a's, made on first use
+  Knowledge& knowledge(AgentId a);                         // a's, made on first use
   std::uint32_t incarnation(std::uint32_t barrier) const;  // inits of it so far
-  std::vector<Knowledge> known_;            // per agent
-  std::vector<std::uint32_t> incarnation_;  // per barrier: inits so far
-  std::vector<AgentId> init_by_;            // per barrier: who made its current init
-  std::vector<Released> released_;  // index: barrier id
+  std::vector<Knowledge> known_;                           // per agent
+  std::vector<std::uint32_t> incarnation_;                 // per barrier: inits so far
+  std::vector<AgentId> init_by_;                           // per barrier: who made its current init
+  std::vector<Released> released_;                         // index: barrier id
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
   std::uintptr_t cached_page_ = ~std::uintptr_t{0};
   Page* cached_ = nullptr;

@@ -339,8 +339,13 @@ void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misu
   if (limits_.record_trace && last_agent_ != kNoAgent && v != Verdict::completed && v != Verdict::pruned &&
       (trace_.empty() || trace_.back().step != steps_)) {
     const Agent& a = *agent_at_[last_agent_];
-    TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "",
-                 describe_op(a) + "  (fails here: " + to_string(v) + ")", {}, {}};
+    TraceEntry t{steps_,
+                 a.id,
+                 describe_agent(a.id),
+                 a.op.bar ? barrier_name(*a.op.bar) : "",
+                 describe_op(a) + "  (fails here: " + to_string(v) + ")",
+                 {},
+                 {}};
     name_site(t, a.site);
     trace_.push_back(std::move(t));
   }
@@ -401,9 +406,8 @@ void Runtime::end_blocked() {
                     barrier_name(*a.op.bar), a.op.bar->describe()));
     return;
   }
-  end(Verdict::deadlock,
-      fmt::format("{} of {} threads blocked, none can proceed{}{}", blocked, threads_, first,
-                  groups.size() > 1 ? fmt::format(" (and {} more groups)", groups.size() - 1) : ""));
+  end(Verdict::deadlock, fmt::format("{} of {} threads blocked, none can proceed{}{}", blocked, threads_, first,
+                                     groups.size() > 1 ? fmt::format(" (and {} more groups)", groups.size() - 1) : ""));
 }
 
 void Runtime::thread_finished(Agent& a) {
@@ -528,7 +532,8 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
       agents_.push_back(a);
       agent_at_.push_back(&agents_.back());
       newborn_ = a.id;
-      boost::fibers::fiber f(std::allocator_arg, ZeroedGuardedStack(stacks_->pool, &stacks_->last), [this, id = a.id] { fiber_main(id); });
+      boost::fibers::fiber f(std::allocator_arg, ZeroedGuardedStack(stacks_->pool, &stacks_->last),
+                             [this, id = a.id] { fiber_main(id); });
       f.detach();
       Agent& born = *agent_at_[a.id];
       born.stack_lo = stacks_->last;

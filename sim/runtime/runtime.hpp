@@ -77,9 +77,9 @@ inline bool is_bug(Verdict v) { return v != Verdict::completed && v != Verdict::
 struct Outcome {
   Verdict verdict = Verdict::completed;
   std::optional<MisuseKind> misuse;
-  std::string message;            // one line, the cause
+  std::string message;               // one line, the cause
   std::vector<std::string> details;  // e.g. one line per group of blocked threads
-  std::vector<AgentId> schedule;  // the agent chosen at each step: replays this execution
+  std::vector<AgentId> schedule;     // the agent chosen at each step: replays this execution
   std::uint64_t steps = 0;
   std::vector<AgentId> culprits;  // the agents the cause names (for the timeline)
 };
@@ -88,11 +88,11 @@ struct Outcome {
 struct TraceEntry {
   std::uint64_t step = 0;
   AgentId agent = kNoAgent;
-  std::string who;      // "thread 37 (warp 1 lane 5)"
-  std::string barrier;  // name of the barrier it touched, if any
-  std::string what;     // "arrive empty[1]  => phase 0, pending 127/128, tx 0"
-  std::string where;    // the protocol's source line: "spec/kernels/tma_pipeline.hpp:97" ("" if unknown)
-  std::string function; // the function that made the call
+  std::string who;       // "thread 37 (warp 1 lane 5)"
+  std::string barrier;   // name of the barrier it touched, if any
+  std::string what;      // "arrive empty[1]  => phase 0, pending 127/128, tx 0"
+  std::string where;     // the protocol's source line: "spec/kernels/tma_pipeline.hpp:97" ("" if unknown)
+  std::string function;  // the function that made the call
 };
 
 // A source file as reports show it (relative to the working directory or mbcheck's tree).
@@ -144,13 +144,13 @@ class Strategy {
 // What one step did, reported right after it (the explorer builds its events from these).
 struct StepInfo {
   AgentId agent = kNoAgent;
-  Op op;                          // the operation performed
-  std::int64_t phase_before = 0;  // barrier ops: the barrier's phase when it ran
-  bool completed = false;         // it completed the barrier's phase
-  bool result = false;            // test_wait/try_wait: the answer
-  std::int64_t value = 0;         // atomics: the value read (load/fetch_add/cas)
-  bool wrote = false;             // atomics: whether it wrote (cas may not)
-  AgentId spawned = kNoAgent;     // bulk_copy: the first copy agent it created
+  Op op;                            // the operation performed
+  std::int64_t phase_before = 0;    // barrier ops: the barrier's phase when it ran
+  bool completed = false;           // it completed the barrier's phase
+  bool result = false;              // test_wait/try_wait: the answer
+  std::int64_t value = 0;           // atomics: the value read (load/fetch_add/cas)
+  bool wrote = false;               // atomics: whether it wrote (cas may not)
+  AgentId spawned = kNoAgent;       // bulk_copy: the first copy agent it created
   std::uint32_t spawned_count = 0;  // how many (a multicast makes one per destination CTA)
 };
 
@@ -173,7 +173,7 @@ std::optional<std::string> stack_size_error(std::size_t bytes);
 
 struct RunLimits {
   std::uint64_t max_steps = 10'000'000;
-  bool record_trace = false;     // keep a line per step (replay output)
+  bool record_trace = false;  // keep a line per step (replay output)
   // Loads and stores one thread may make between two visible operations before the step
   // counts as endless (a loop that never reaches a barrier operation).
   std::uint64_t max_accesses_per_step = 50'000'000;
@@ -212,10 +212,10 @@ struct Agent {
   OpKind poll_kind = OpKind::start;
   CallSite poll_site;
   std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
-  std::uint64_t deferred_try = 0;  // its try_wait_status not yet performed (an id), 0: none
+  std::uint64_t deferred_try = 0;                   // its try_wait_status not yet performed (an id), 0: none
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
   std::int64_t cluster_arrived = -1;
-  const unsigned char* stack_top = nullptr;           // where its fiber's frames begin
+  const unsigned char* stack_top = nullptr;  // where its fiber's frames begin
   // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
   const unsigned char* stack_lo = nullptr;
   const unsigned char* stack_hi = nullptr;
@@ -250,7 +250,7 @@ struct Agent {
 // where unsupported or deeper than `limit`: such spins are explored poll by poll, which is
 // slower but loses nothing.
 [[gnu::always_inline]] inline void capture_thread_state(std::vector<unsigned char>& out, const unsigned char* top,
-                                                         std::size_t limit) {
+                                                        std::size_t limit) {
   out.clear();
 #if defined(__x86_64__)
   std::uint64_t regs[7];
@@ -290,8 +290,7 @@ class Runtime {
   // Runs `program` once under `strategy`. Never throws for protocol faults: they are the
   // Outcome (an exception from Program::check_result too); throws ProgramError when
   // Program::reset() throws. Must be called from outside any fiber of this runtime.
-  Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {},
-                  StepObserver* observer = nullptr);
+  Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {}, StepObserver* observer = nullptr);
 
   // The runtime of the calling OS thread, while an execution runs.
   static Runtime& current();
@@ -306,7 +305,7 @@ class Runtime {
   const std::vector<AgentId>& schedule_so_far() const { return outcome_.schedule; }
   AgentId last_agent() const { return last_agent_; }
   std::string describe_agent(AgentId id) const;   // "thread 37 (warp 1 lane 5)"
-  std::string cta_name(std::uint32_t cta) const;   // "cta 1 (rank 1 of 2x1) " ("" in a one-CTA launch)
+  std::string cta_name(std::uint32_t cta) const;  // "cta 1 (rank 1 of 2x1) " ("" in a one-CTA launch)
   std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
   const std::vector<TraceEntry>& trace() const { return trace_; }
   const RunLimits& limits() const { return limits_; }
@@ -383,7 +382,7 @@ class Runtime {
   // wgmma.mma_async's shared-memory operands (a: nullptr when A is in registers): read by
   // the async proxy from its issue until the wgmma.wait_group that retires its group.
   void wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes);
-  void fence_proxy_async();   // generic-proxy writes so far become visible to the async proxy
+  void fence_proxy_async();  // generic-proxy writes so far become visible to the async proxy
   void block_sync();
   // bar.arrive / bar.sync on the CTA's named barrier `id` for `count` threads (sim/runtime/barrier_ops.cpp).
   void named_barrier(std::uint32_t id, std::uint32_t count, bool sync);
@@ -403,8 +402,8 @@ class Runtime {
   void cluster_wait();                // barrier.cluster.wait (.acquire)
   void fence_mbarrier_init();         // fence.mbarrier_init.release.cluster
   // --- warp and warp-group collectives (sim/runtime/collectives.cpp) ------------------------
-  void syncwarp(std::uint32_t mask);                 // __syncwarp / bar.warp.sync
-  bool elect_sync(std::uint32_t mask);               // elect.sync: true in the lowest lane of mask
+  void syncwarp(std::uint32_t mask);    // __syncwarp / bar.warp.sync
+  bool elect_sync(std::uint32_t mask);  // elect.sync: true in the lowest lane of mask
   std::uint32_t shfl_sync(std::uint32_t mask, std::uint32_t value, std::uint32_t src_lane);  // shfl.sync.idx
   void warpgroup_collective(const char* instruction);  // wgmma.fence / commit_group / wait_group
   std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
@@ -422,7 +421,7 @@ class Runtime {
     MbarrierState* state = nullptr;
     std::uint32_t cta = 0;
     std::string name;
-    std::vector<AgentId> waiters;       // blocked waits: re-checked when a phase completes
+    std::vector<AgentId> waiters;  // blocked waits: re-checked when a phase completes
     // Enabled waits whose phase has not completed (announced on uninitialised memory, or
     // for a phase ahead of the barrier): a new phase can disable them.
     std::vector<AgentId> fragile_waits;
@@ -465,7 +464,7 @@ class Runtime {
     CallSite site;
     enum class State : std::uint8_t { deferred, failed, done } state = State::deferred;
   };
-  std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
+  std::vector<DeferredTry> tries_;        // by TryWaitStatus::id - 1, for this execution
   std::vector<Rendezvous> cluster_bars_;  // barrier.cluster of each cluster
   // The CTA whose shared memory holds `p`, or -1; `likely` is looked at first (the loads and
   // stores of a thread are mostly to its own CTA's: no scan over the grid for them).
@@ -480,8 +479,8 @@ class Runtime {
   bool peer_use(const Agent& user, std::uint32_t cta, const char* verb, const MbarrierState* bar, const void* addr);
   std::string describe_use(const CtaInfo::PeerUse& use) const;
   void cta_exited(std::uint32_t cta);  // its last thread finished: every peer use before its exit?
-  void cluster_barrier_exit();  // an exiting thread leaves the cluster barrier's count
-  MbarrierState& cluster_barrier();  // the current thread's cluster's, made at its first use
+  void cluster_barrier_exit();         // an exiting thread leaves the cluster barrier's count
+  MbarrierState& cluster_barrier();    // the current thread's cluster's, made at its first use
   void rendezvous(Rendezvous& r, std::uint32_t count, const std::string& name);
   enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync };
   std::uint32_t converge_warp(std::uint32_t mask, WarpInstruction instruction);
@@ -568,7 +567,7 @@ class Runtime {
   StepObserver* observer_ = nullptr;
   RunLimits limits_;
   LaunchShape shape_;
-  std::deque<Agent> agents_;  // deque: references stay valid as copies are added
+  std::deque<Agent> agents_;      // deque: references stay valid as copies are added
   std::vector<Agent*> agent_at_;  // agents_[id] without the deque's index arithmetic
   std::vector<CtaInfo> ctas_;
   std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1

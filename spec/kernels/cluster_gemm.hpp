@@ -30,23 +30,23 @@ namespace mbcheck {
 
 enum class ClusterGemmMutation : std::uint32_t {
   none = 0,
-  no_producer_tail,       // the producer exits without waiting for the last releases: a peer
-                          // arrives on the empty barrier of a CTA that may be gone (lifetime)
-  local_release_only,     // consumers release only their own CTA's empty barrier: a peer's
-                          // producer multicasts into a stage still being read (race)
-  unscaled_empty_count,   // empty[s] counts the CTA's own consumer groups, not the cluster's:
-                          // the row's and column's arrivals over-arrive (misuse)
-  no_init_fence,          // no fence.mbarrier_init before the relaxed cluster arrive: a peer
-                          // uses a barrier whose init it cannot see (misuse unfenced-init)
-  no_cluster_sync,        // no cluster barrier after init: a peer may arrive before init
-  wrong_multicast_mask,   // B slices go to the own CTA only: the row's full barriers never
-                          // receive their bytes (deadlock)
-  skip_remote_arrivals,   // a relay thread skips its remote arrival on the last k-block (as in
-                          // a DeepGEMM-derived kernel): a peer's producer_tail waits forever
-  order_count_mismatch,   // (ordered) group 1 names the order barriers with 128 threads
-  double_arrive,          // (ordered) group 1 arrives twice for its first turn (early-return
-                          // arrive, then the loop's: vllm PR #26026): group 0 takes a turn early
-  no_order,               // (ordered) group 0 does not wait for its turn (race on the tile)
+  no_producer_tail,      // the producer exits without waiting for the last releases: a peer
+                         // arrives on the empty barrier of a CTA that may be gone (lifetime)
+  local_release_only,    // consumers release only their own CTA's empty barrier: a peer's
+                         // producer multicasts into a stage still being read (race)
+  unscaled_empty_count,  // empty[s] counts the CTA's own consumer groups, not the cluster's:
+                         // the row's and column's arrivals over-arrive (misuse)
+  no_init_fence,         // no fence.mbarrier_init before the relaxed cluster arrive: a peer
+                         // uses a barrier whose init it cannot see (misuse unfenced-init)
+  no_cluster_sync,       // no cluster barrier after init: a peer may arrive before init
+  wrong_multicast_mask,  // B slices go to the own CTA only: the row's full barriers never
+                         // receive their bytes (deadlock)
+  skip_remote_arrivals,  // a relay thread skips its remote arrival on the last k-block (as in
+                         // a DeepGEMM-derived kernel): a peer's producer_tail waits forever
+  order_count_mismatch,  // (ordered) group 1 names the order barriers with 128 threads
+  double_arrive,         // (ordered) group 1 arrives twice for its first turn (early-return
+                         // arrive, then the loop's: vllm PR #26026): group 0 takes a turn early
+  no_order,              // (ordered) group 0 does not wait for its turn (race on the tile)
 };
 
 struct ClusterGemmParams {

@@ -72,8 +72,7 @@ MBCHECK_HD inline ResidualAddVec residual_add_vec(float beta, const ResidualAddV
 
 // The CPU reference: the same fused multiply-add the kernel performs, so results are
 // bit-exact on both backends.
-inline void residual_add_reference(const float* accum, const float* c, float beta, float* d,
-                                   std::uint32_t n) {
+inline void residual_add_reference(const float* accum, const float* c, float beta, float* d, std::uint32_t n) {
   for (std::uint32_t i = 0; i < n; ++i) d[i] = fmaf(beta, c[i], accum[i]);
 }
 

@@ -24,10 +24,10 @@ namespace mbcheck {
 
 enum class TmaMainloopMutation : std::uint32_t {
   none = 0,
-  producer_start_phase_0,       // the producer waits for phase 0 of a fresh empty barrier: deadlock
-  producer_skips_empty_wait,    // a second arrive.expect_tx on a full phase still open: over-arrival
-  consumer_release_before_read, // empty[s] arrives before the reads of stage s: race
-  tx_overcount,                 // expect_tx counts 16 bytes more than the copy brings: deadlock
+  producer_start_phase_0,        // the producer waits for phase 0 of a fresh empty barrier: deadlock
+  producer_skips_empty_wait,     // a second arrive.expect_tx on a full phase still open: over-arrival
+  consumer_release_before_read,  // empty[s] arrives before the reads of stage s: race
+  tx_overcount,                  // expect_tx counts 16 bytes more than the copy brings: deadlock
 };
 
 struct TmaMainloopParams {
@@ -97,8 +97,8 @@ MBCHECK_HD void tma_mainloop_kernel(const TmaMainloopParams& p) {
     for (int s = 0; s < Stages; ++s) label_memory<P>(tiles + s * p.tile_elems, p.tile_elems, "stage", s);
   P::sync_threads();
   if (me == 0) {
-    auto st = p.mutation == M::producer_start_phase_0 ? PipelineState<Stages>(0)
-                                                      : PipelineState<Stages>::producer_start();
+    auto st =
+        p.mutation == M::producer_start_phase_0 ? PipelineState<Stages>(0) : PipelineState<Stages>::producer_start();
     for (std::uint32_t k = 0; k < p.iterations; ++k, ++st) {
       if (p.mutation != M::producer_skips_empty_wait) pipe.producer_acquire(st);
       pipe.producer_commit(st, tiles + st.index() * p.tile_elems, p.src + k * p.tile_elems, bytes,

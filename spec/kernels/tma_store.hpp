@@ -18,8 +18,8 @@ enum class TmaStoreMutation : std::uint32_t {
 };
 
 struct TmaStoreParams {
-  float* out = nullptr;               // [rounds * tile_elems], 16-byte aligned
-  std::uint32_t tile_elems = 0;       // multiple of 4
+  float* out = nullptr;          // [rounds * tile_elems], 16-byte aligned
+  std::uint32_t tile_elems = 0;  // multiple of 4
   std::uint32_t rounds = 1;
   TmaStoreMutation mutation = TmaStoreMutation::none;
 };

@@ -57,10 +57,10 @@ struct Env {
 };
 
 template <class P, class Delay>
-MBCHECK_HD Env<P, Delay> make_env(unsigned char* smem, const unsigned char* src, std::int32_t* out,
-                                  std::uint32_t tid, Delay delay) {
-  return Env<P, Delay>{reinterpret_cast<typename P::Barrier*>(smem), smem + barrier_bytes<P>(kMaxBarriers), src,
-                       out, tid, delay};
+MBCHECK_HD Env<P, Delay> make_env(unsigned char* smem, const unsigned char* src, std::int32_t* out, std::uint32_t tid,
+                                  Delay delay) {
+  return Env<P, Delay>{
+      reinterpret_cast<typename P::Barrier*>(smem), smem + barrier_bytes<P>(kMaxBarriers), src, out, tid, delay};
 }
 
 // One instance of Test: thread 0 initialises the barriers, the block syncs, then each

@@ -15,7 +15,9 @@ struct FreshParity {
   static constexpr std::uint32_t kThreads = 1, kResults = 2, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.result(0, e.bar(0).test_wait(Phase{-1}));
@@ -29,7 +31,9 @@ struct ArriveToken {
   static constexpr std::uint32_t kThreads = 1, kResults = 3, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(2); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(2);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     const auto first = e.bar(0).arrive();
@@ -47,7 +51,9 @@ struct ArriveTokenRace {
   static constexpr std::uint32_t kThreads = 2, kResults = 2, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(2); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(2);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.delay(0);
@@ -64,7 +70,9 @@ struct ArriveCount {
   static constexpr std::uint32_t kThreads = 2, kResults = 2, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(3); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(3);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.delay(0);
@@ -86,7 +94,9 @@ struct TxNegative {
   static constexpr std::uint32_t kThreads = 2, kResults = 2, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.delay(0);
@@ -105,7 +115,9 @@ struct CompletionNeedsBoth {
   static constexpr std::uint32_t kThreads = 1, kResults = 4, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.bar(0).expect_tx(32);
@@ -126,7 +138,9 @@ struct ArriveDrop {
   static constexpr std::uint32_t kThreads = 1, kResults = 3, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(2); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(2);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.bar(0).arrive_drop(1);
@@ -146,7 +160,9 @@ struct PhaseAliasing {
   static constexpr std::uint32_t kThreads = 1, kResults = 3, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = true;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.bar(0).arrive();
@@ -164,7 +180,9 @@ struct TestVsTryWait {
   static constexpr std::uint32_t kThreads = 2, kResults = 2, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.delay(0);
@@ -184,7 +202,9 @@ struct PendingCountNoComplete {
   static constexpr std::uint32_t kThreads = 2, kResults = 2, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(3); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(3);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.delay(0);
@@ -201,7 +221,9 @@ struct TmaSplit {
   static constexpr std::uint32_t kThreads = 1, kResults = 2, kCopyPieces = 2;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     using P = typename E::Platform;
@@ -220,7 +242,9 @@ struct TmaBeforeExpect {
   static constexpr std::uint32_t kThreads = 1, kResults = 2, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     using P = typename E::Platform;
@@ -240,7 +264,9 @@ struct MultipleWaiters {
   static constexpr std::uint32_t kThreads = 3, kResults = 4, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = false;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.delay(0);
@@ -263,7 +289,9 @@ struct ExpectTxCompletes {
   static constexpr std::uint32_t kThreads = 1, kResults = 2, kCopyPieces = 1;
   static constexpr bool kHostFlagsMisuse = true;
   template <class E>
-  MBCHECK_HD static void init(const E& e) { e.bar(0).init(1); }
+  MBCHECK_HD static void init(const E& e) {
+    e.bar(0).init(1);
+  }
   template <class E>
   MBCHECK_HD static void run(const E& e) {
     e.bar(0).complete_tx(16);

@@ -60,8 +60,8 @@ Comparison compare(const DiffProgram& p) {
       if (!s.outcomes.count(o)) missing.insert(o);
     for (const auto& o : s.outcomes)
       if (!ref.outcomes.count(o)) extra.insert(o);
-    c.why = fmt::format("outcomes differ: the search misses{}\n    and reaches beyond the reference{}",
-                        join(missing), join(extra));
+    c.why = fmt::format("outcomes differ: the search misses{}\n    and reaches beyond the reference{}", join(missing),
+                        join(extra));
   } else {
     c.agree = true;
   }

@@ -15,7 +15,7 @@ struct SearchReach {
   std::set<std::string> outcomes;   // format_observed of every completed execution
   std::set<std::string> bug_kinds;  // verdicts (and misuse kinds) of the buggy executions
   bool bug = false;
-  bool diverged = false;            // an execution the search itself could not follow
+  bool diverged = false;  // an execution the search itself could not follow
   sim::ExploreStats stats;
 };
 

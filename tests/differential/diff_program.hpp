@@ -83,11 +83,14 @@
 //                       these programs) is a race
 //   wg_commit           wgmma.commit_group (thread 0; not a step): its uncommitted reads form
 //                       the CTA's next wgmma group
-//   wg_wait             wgmma.wait_group arg (0/1), by any thread: blocks until every
-//                       committed group of the CTA but the newest arg has read; ordered after
-//                       those reads. (The warp-group rendezvous of commit and wait is not part
-//                       of these programs: the runtime side calls the group bookkeeping
-//                       directly, and tests/test_collectives.cpp holds the rendezvous.)
+//   wg_wait             wgmma.wait_group arg (0/1), by thread 0 (in other threads it is
+//                       nothing): blocks until every committed group of the CTA but the newest
+//                       arg has read; ordered after those reads. (The warp-group rendezvous of
+//                       commit and wait is not part of these programs: the runtime side calls
+//                       the group bookkeeping directly. Without it another thread's wait could
+//                       run before thread 0's commit, which PTX's .sync.aligned rules out and
+//                       which the search does not explore: the rendezvous orders them.
+//                       tests/test_operation_model.cpp holds waits by the whole warp group.)
 // Copy sources: word j of slot s in CTA c lands the value 1000 + 100c + 10s + j.
 //
 // Memory model (PTX): arrive, arrive_drop, arrive.noComplete and arrive.expect_tx release;
@@ -108,11 +111,42 @@
 namespace mbcheck::diff {
 
 enum class Stmt : std::uint8_t {
-  arrive, arrive_drop, arrive_no_complete, arrive_expect_tx, expect_tx, complete_tx, arrive_token,
-  wait, test_wait, try_wait, token_test_wait, token_wait, spin_try_wait, spin_backoff, try_then_wait,
-  status_try, status_wait, copy, load_slot, store, load, atomic_store, atomic_load, atomic_add, sync_threads,
-  bar_arrive, bar_sync, parity_wait, parity_try_wait, cpa_copy, cpa_commit, cpa_wait, cpa_arrive,
-  wg_mma, wg_commit, wg_wait,
+  arrive,
+  arrive_drop,
+  arrive_no_complete,
+  arrive_expect_tx,
+  expect_tx,
+  complete_tx,
+  arrive_token,
+  wait,
+  test_wait,
+  try_wait,
+  token_test_wait,
+  token_wait,
+  spin_try_wait,
+  spin_backoff,
+  try_then_wait,
+  status_try,
+  status_wait,
+  copy,
+  load_slot,
+  store,
+  load,
+  atomic_store,
+  atomic_load,
+  atomic_add,
+  sync_threads,
+  bar_arrive,
+  bar_sync,
+  parity_wait,
+  parity_try_wait,
+  cpa_copy,
+  cpa_commit,
+  cpa_wait,
+  cpa_arrive,
+  wg_mma,
+  wg_commit,
+  wg_wait,
   count_  // number of statements
 };
 const char* to_string(Stmt s);
@@ -125,8 +159,8 @@ struct Instr {
 
 struct DiffProgram {
   std::uint32_t ctas = 1;
-  std::uint32_t threads = 2;  // per CTA
-  std::uint32_t barriers = 1;  // per CTA
+  std::uint32_t threads = 2;          // per CTA
+  std::uint32_t barriers = 1;         // per CTA
   std::vector<std::uint32_t> counts;  // init count of each barrier
   std::uint32_t copy_pieces = 1;
   std::vector<std::vector<Instr>> scripts;  // by global thread index

@@ -25,16 +25,50 @@ struct Gen {
     Instr i;
     i.bar = static_cast<std::uint8_t>(pick(p.barriers));
     // Weights: barrier arrivals and waits dominate, as in real protocols.
-    static constexpr Stmt kPool[] = {
-        Stmt::arrive, Stmt::arrive, Stmt::arrive, Stmt::arrive_drop, Stmt::arrive_no_complete,
-        Stmt::arrive_expect_tx, Stmt::arrive_expect_tx, Stmt::expect_tx, Stmt::complete_tx, Stmt::arrive_token,
-        Stmt::wait, Stmt::wait, Stmt::test_wait, Stmt::try_wait, Stmt::try_wait, Stmt::token_test_wait,
-        Stmt::token_wait, Stmt::spin_try_wait, Stmt::spin_try_wait, Stmt::spin_backoff, Stmt::try_then_wait,
-        Stmt::status_try, Stmt::status_wait,
-        Stmt::copy, Stmt::copy, Stmt::load_slot, Stmt::store, Stmt::load, Stmt::atomic_store,
-        Stmt::atomic_load, Stmt::atomic_add, Stmt::sync_threads, Stmt::bar_arrive, Stmt::bar_sync,
-        Stmt::parity_wait, Stmt::parity_wait, Stmt::parity_try_wait, Stmt::cpa_copy, Stmt::cpa_commit,
-        Stmt::cpa_wait, Stmt::cpa_arrive, Stmt::wg_mma, Stmt::wg_commit, Stmt::wg_wait};
+    static constexpr Stmt kPool[] = {Stmt::arrive,
+                                     Stmt::arrive,
+                                     Stmt::arrive,
+                                     Stmt::arrive_drop,
+                                     Stmt::arrive_no_complete,
+                                     Stmt::arrive_expect_tx,
+                                     Stmt::arrive_expect_tx,
+                                     Stmt::expect_tx,
+                                     Stmt::complete_tx,
+                                     Stmt::arrive_token,
+                                     Stmt::wait,
+                                     Stmt::wait,
+                                     Stmt::test_wait,
+                                     Stmt::try_wait,
+                                     Stmt::try_wait,
+                                     Stmt::token_test_wait,
+                                     Stmt::token_wait,
+                                     Stmt::spin_try_wait,
+                                     Stmt::spin_try_wait,
+                                     Stmt::spin_backoff,
+                                     Stmt::try_then_wait,
+                                     Stmt::status_try,
+                                     Stmt::status_wait,
+                                     Stmt::copy,
+                                     Stmt::copy,
+                                     Stmt::load_slot,
+                                     Stmt::store,
+                                     Stmt::load,
+                                     Stmt::atomic_store,
+                                     Stmt::atomic_load,
+                                     Stmt::atomic_add,
+                                     Stmt::sync_threads,
+                                     Stmt::bar_arrive,
+                                     Stmt::bar_sync,
+                                     Stmt::parity_wait,
+                                     Stmt::parity_wait,
+                                     Stmt::parity_try_wait,
+                                     Stmt::cpa_copy,
+                                     Stmt::cpa_commit,
+                                     Stmt::cpa_wait,
+                                     Stmt::cpa_arrive,
+                                     Stmt::wg_mma,
+                                     Stmt::wg_commit,
+                                     Stmt::wg_wait};
     i.op = kPool[pick(sizeof kPool / sizeof kPool[0])];
     switch (i.op) {
       case Stmt::arrive_expect_tx:
@@ -160,8 +194,8 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       }
       break;
     }
-    case 13:  // cp.async then its mbarrier arrive (.noinc, or the +1 form beside an arrive); the
-              // other thread waits and reads the slot
+    case 13:              // cp.async then its mbarrier arrive (.noinc, or the +1 form beside an arrive); the
+                          // other thread waits and reads the slot
       g.p.counts[0] = 1;  // the one arrival: the async one (.noinc) or the plain one
       s[a].push_back({Stmt::cpa_copy, 0, 0});
       if (g.chance(50)) {
@@ -181,8 +215,8 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       s[a].push_back({Stmt::cpa_wait, 0, static_cast<std::int32_t>(g.pick(2))});
       s[a].push_back({Stmt::load_slot, 0, static_cast<std::int32_t>(g.pick(kSlots))});
       break;
-    case 15: {  // a wgmma consumer: wait full, MMA on the slot, commit, (wait_group 0,) release
-                // empty; the producer refills the slot by a bulk copy once empty completes
+    case 15: {           // a wgmma consumer: wait full, MMA on the slot, commit, (wait_group 0,) release
+                         // empty; the producer refills the slot by a bulk copy once empty completes
       g.p.barriers = 2;  // full (0) and empty (1), one arrival each
       g.p.counts = {1, 1};
       const std::int32_t bytes = static_cast<std::int32_t>(16 * g.p.copy_pieces);
@@ -225,7 +259,8 @@ void plant_protocol(Gen& g) {
       for (std::uint32_t k = 0; k < count; ++k) {
         const std::uint32_t t = g.pick(p.threads);
         auto& s = p.scripts[t];
-        if (phase > 0) s.push_back({g.chance(50) ? Stmt::wait : Stmt::spin_try_wait, static_cast<std::uint8_t>(b), phase - 1});
+        if (phase > 0)
+          s.push_back({g.chance(50) ? Stmt::wait : Stmt::spin_try_wait, static_cast<std::uint8_t>(b), phase - 1});
         if (g.chance(25)) {
           const auto bytes = static_cast<std::int32_t>(16 * p.copy_pieces);
           s.push_back({Stmt::arrive_expect_tx, static_cast<std::uint8_t>(b), bytes});
@@ -236,8 +271,8 @@ void plant_protocol(Gen& g) {
       }
       // A waiter of this phase.
       const std::uint32_t w = g.pick(p.threads);
-      static constexpr Stmt kWaits[] = {Stmt::wait, Stmt::spin_try_wait, Stmt::spin_backoff, Stmt::try_then_wait,
-                                        Stmt::try_wait, Stmt::test_wait};
+      static constexpr Stmt kWaits[] = {Stmt::wait,          Stmt::spin_try_wait, Stmt::spin_backoff,
+                                        Stmt::try_then_wait, Stmt::try_wait,      Stmt::test_wait};
       if (g.chance(15)) {  // the try-status pair, as CUTLASS's consumers wait
         p.scripts[w].push_back({Stmt::status_try, static_cast<std::uint8_t>(b), phase});
         p.scripts[w].push_back({Stmt::status_wait, static_cast<std::uint8_t>(b), 0});
@@ -295,14 +330,16 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
       const bool poll = i.op == Stmt::test_wait || i.op == Stmt::try_wait;
       if ((poll || i.op == Stmt::wait) && i.arg == 1)
         for (std::size_t j = 0; j < k; ++j)
-          if (script[j].op == Stmt::arrive && script[j].bar == i.bar) seen.insert("pattern:next-phase wait after own arrive");
+          if (script[j].op == Stmt::arrive && script[j].bar == i.bar)
+            seen.insert("pattern:next-phase wait after own arrive");
       if (poll && k > 0 && (script[k - 1].op == Stmt::test_wait || script[k - 1].op == Stmt::try_wait))
         seen.insert("pattern:straight-line repeated polls");
       if (i.op == Stmt::sync_threads) seen.insert("pattern:sync_threads in a script");
       if (i.op == Stmt::status_wait)
         for (std::size_t j = k; j-- > 0;)
           if (script[j].op == Stmt::status_try && script[j].bar == i.bar) {
-            seen.insert(j + 1 == k ? "pattern:try status then its wait" : "pattern:events between a try status and its wait");
+            seen.insert(j + 1 == k ? "pattern:try status then its wait"
+                                   : "pattern:events between a try status and its wait");
             break;
           }
       if (i.op == Stmt::wait && i.arg == -1) seen.insert("pattern:wait for phase -1");
@@ -318,7 +355,8 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
           if (script[j].op == Stmt::wg_mma) {
             bool waited = false;
             for (std::size_t m = j; m < k; ++m) waited |= script[m].op == Stmt::wg_wait;
-            seen.insert(waited ? "pattern:wgmma, wait_group, then a release" : "pattern:wgmma, then a release before its wait_group");
+            seen.insert(waited ? "pattern:wgmma, wait_group, then a release"
+                               : "pattern:wgmma, then a release before its wait_group");
             break;
           }
     }
@@ -335,7 +373,8 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
       if (i.op == Stmt::bar_arrive)
         for (std::size_t g2 = 0; g2 < p.scripts.size(); ++g2)
           for (const Instr& j : p.scripts[g2])
-            if (g2 != g1 && j.op == Stmt::bar_sync && j.bar == i.bar) seen.insert("pattern:bar.arrive -> bar.sync handoff");
+            if (g2 != g1 && j.op == Stmt::bar_sync && j.bar == i.bar)
+              seen.insert("pattern:bar.arrive -> bar.sync handoff");
   std::size_t shortest = ~std::size_t{0}, longest = 0;
   for (const auto& script : p.scripts) {
     shortest = std::min(shortest, script.size());

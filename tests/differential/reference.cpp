@@ -30,80 +30,149 @@ struct Thread {
   I sub = 0;       // spin_backoff: its n; try_then_wait: 1 once its try_wait failed
   I released = 0;  // standing at a sync_threads that has released it (its step may run)
   I finished = 0;
-  std::vector<I> regs;   // recorded values, in order
-  std::vector<I> token;  // per barrier: 1 + phase of the kept token; 0: empty slot
+  std::vector<I> regs;    // recorded values, in order
+  std::vector<I> token;   // per barrier: 1 + phase of the kept token; 0: empty slot
   std::vector<I> status;  // per barrier: 1 + 2 * (phase + 1) + (its try found it complete); 0: empty
   Clock clock;
-  std::vector<I> known;   // per barrier of any CTA (cta * nbars + b): newest phase known complete (-1)
-  I groups = 0;           // cp.async groups committed so far
-  I wg_groups = 0;        // thread 0 of a CTA: the CTA's wgmma groups committed so far
-  template <class V> void visit(V& v) { v(pc); v(sub); v(released); v(finished); v(regs); v(token); v(status); v(clock); v(known); v(groups); v(wg_groups); }
+  std::vector<I> known;  // per barrier of any CTA (cta * nbars + b): newest phase known complete (-1)
+  I groups = 0;          // cp.async groups committed so far
+  I wg_groups = 0;       // thread 0 of a CTA: the CTA's wgmma groups committed so far
+  template <class V>
+  void visit(V& v) {
+    v(pc);
+    v(sub);
+    v(released);
+    v(finished);
+    v(regs);
+    v(token);
+    v(status);
+    v(clock);
+    v(known);
+    v(groups);
+    v(wg_groups);
+  }
 };
 
 struct Barrier {
   I index = 0;  // cta * nbars + b: where threads keep their knowledge of it
   I live = 0, phase = 0, expected = 0, pending = 0, tx = 0;
-  I observed = 0;               // a wait/poll answered true since the last completion (missing-wait rule)
-  std::vector<Clock> releases;  // by phase: join of everything released on that phase
+  I observed = 0;                     // a wait/poll answered true since the last completion (missing-wait rule)
+  std::vector<Clock> releases;        // by phase: join of everything released on that phase
   std::vector<std::vector<I>> known;  // by phase: join of the phase knowledge released on it
-  template <class V> void visit(V& v) { v(index); v(live); v(phase); v(expected); v(pending); v(tx); v(observed); v(releases); v(known); }
+  template <class V>
+  void visit(V& v) {
+    v(index);
+    v(live);
+    v(phase);
+    v(expected);
+    v(pending);
+    v(tx);
+    v(observed);
+    v(releases);
+    v(known);
+  }
 };
 
-struct Named {    // a named barrier of a CTA
-  I count = 0;    // fixed by the first use (0: unused)
+struct Named {  // a named barrier of a CTA
+  I count = 0;  // fixed by the first use (0: unused)
   I arrived = 0, generation = 0;
-  std::vector<Clock> releases;  // by generation: join of everything released on it
+  std::vector<Clock> releases;        // by generation: join of everything released on it
   std::vector<std::vector<I>> known;  // by generation: join of the phase knowledge released on it
-  template <class V> void visit(V& v) { v(count); v(arrived); v(generation); v(releases); v(known); }
+  template <class V>
+  void visit(V& v) {
+    v(count);
+    v(arrived);
+    v(generation);
+    v(releases);
+    v(known);
+  }
 };
 
-struct Copy {     // one per copy statement of the program: each runs at most once
-  I status = 0;   // 0 not issued, 1 in flight, 2 done
-  I landed = 0;   // pieces landed so far
-  Clock clock;    // the copy agent's clock (its issuer's at the issue)
-  template <class V> void visit(V& v) { v(status); v(landed); v(clock); }
+struct Copy {    // one per copy statement of the program: each runs at most once
+  I status = 0;  // 0 not issued, 1 in flight, 2 done
+  I landed = 0;  // pieces landed so far
+  Clock clock;   // the copy agent's clock (its issuer's at the issue)
+  template <class V>
+  void visit(V& v) {
+    v(status);
+    v(landed);
+    v(clock);
+  }
 };
 
 struct CpAsync {  // one per cpa_copy statement: issued at most once
   I status = 0;   // 0 not issued, 1 in flight, 2 landed
   I group = -1;   // the issuer's async-group it was committed in (-1: not yet)
   Clock clock;    // its agent's clock (its issuer's at the issue); kept after landing
-  template <class V> void visit(V& v) { v(status); v(group); v(clock); }
+  template <class V>
+  void visit(V& v) {
+    v(status);
+    v(group);
+    v(clock);
+  }
 };
 
-struct WgRead {   // one per wg_mma statement: the read agent of its operand (thread 0's only)
-  I status = 0;   // 0 not issued, 1 issued, 2 read
-  I group = -1;   // the CTA's wgmma group it was committed in (-1: not yet)
-  Clock clock;    // its agent's clock (its issuer's at the issue); kept after the read
-  template <class V> void visit(V& v) { v(status); v(group); v(clock); }
+struct WgRead {  // one per wg_mma statement: the read agent of its operand (thread 0's only)
+  I status = 0;  // 0 not issued, 1 issued, 2 read
+  I group = -1;  // the CTA's wgmma group it was committed in (-1: not yet)
+  Clock clock;   // its agent's clock (its issuer's at the issue); kept after the read
+  template <class V>
+  void visit(V& v) {
+    v(status);
+    v(group);
+    v(clock);
+  }
 };
 
 struct Arriver {  // one per cpa_arrive statement: its arrive agent
   I status = 0;   // 0 not issued, 1 waiting for its copies, 2 arrived
   I tracked = 0;  // bit k: cpa_copy instance k was issued before it (by its thread)
-  template <class V> void visit(V& v) { v(status); v(tracked); }
+  template <class V>
+  void visit(V& v) {
+    v(status);
+    v(tracked);
+  }
 };
 
-struct Word {                 // one word of D or S, with its history for the race detector
+struct Word {  // one word of D or S, with its history for the race detector
   I value = 0;
   I writer = -1, wepoch = 0;  // last write: its agent and that agent's own component then
   I wasync = 0;               // that write was by the async proxy (a bulk copy's landing)
   std::vector<I> reads;       // per agent: own component at its latest read since that write (0: none)
-  template <class V> void visit(V& v) { v(value); v(writer); v(wepoch); v(wasync); v(reads); }
+  template <class V>
+  void visit(V& v) {
+    v(value);
+    v(writer);
+    v(wepoch);
+    v(wasync);
+    v(reads);
+  }
 };
 
 struct State {
   std::vector<Thread> threads;  // by global thread
   std::vector<Barrier> bars;    // cta * nbars + b
   std::vector<Copy> copies;
-  std::vector<Word> data;       // cta * kDataWords + w
-  std::vector<Word> slots;      // (cta * kSlots + s) * kSlotWords + j
+  std::vector<Word> data;   // cta * kDataWords + w
+  std::vector<Word> slots;  // (cta * kSlots + s) * kSlotWords + j
   std::vector<I> atomics;
-  std::vector<Named> named;     // cta * kNamedIds + id
+  std::vector<Named> named;  // cta * kNamedIds + id
   std::vector<CpAsync> cpas;
   std::vector<Arriver> arrivers;
   std::vector<WgRead> wgs;
-  template <class V> void visit(V& v) { v(threads); v(bars); v(copies); v(data); v(slots); v(atomics); v(named); v(cpas); v(arrivers); v(wgs); }
+  template <class V>
+  void visit(V& v) {
+    v(threads);
+    v(bars);
+    v(copies);
+    v(data);
+    v(slots);
+    v(atomics);
+    v(named);
+    v(cpas);
+    v(arrivers);
+    v(wgs);
+  }
 };
 
 // Encoding: zigzag varints (the values are small), vectors prefixed by their length.
@@ -116,12 +185,16 @@ struct Writer {
       u >>= 7;
     } while (u != 0);
   }
-  template <class T> void operator()(std::vector<T>& xs) {
+  template <class T>
+  void operator()(std::vector<T>& xs) {
     I n = static_cast<I>(xs.size());
     (*this)(n);
     for (T& x : xs) (*this)(x);
   }
-  template <class T> void operator()(T& x) { x.visit(*this); }
+  template <class T>
+  void operator()(T& x) {
+    x.visit(*this);
+  }
 };
 
 struct Reader {
@@ -135,13 +208,17 @@ struct Reader {
     }
     v = static_cast<I>(u >> 1) ^ -static_cast<I>(u & 1);
   }
-  template <class T> void operator()(std::vector<T>& xs) {
+  template <class T>
+  void operator()(std::vector<T>& xs) {
     I n = 0;
     (*this)(n);
     xs.resize(static_cast<std::size_t>(n));
     for (T& x : xs) (*this)(x);
   }
-  template <class T> void operator()(T& x) { x.visit(*this); }
+  template <class T>
+  void operator()(T& x) {
+    x.visit(*this);
+  }
 };
 
 std::string encode(State& s) {
@@ -206,22 +283,37 @@ bool wait_proceeds(const Barrier& b, I q) { return !b.live || b.phase != q; }
 
 bool uses_barrier(Stmt op) {
   switch (op) {
-    case Stmt::store: case Stmt::load: case Stmt::load_slot: case Stmt::atomic_store:
-    case Stmt::atomic_load: case Stmt::atomic_add: case Stmt::sync_threads:
-    case Stmt::bar_arrive: case Stmt::bar_sync: case Stmt::cpa_copy: case Stmt::cpa_commit: case Stmt::cpa_wait:
-    case Stmt::wg_mma: case Stmt::wg_commit: case Stmt::wg_wait:
-      return false;
-    default:
-      return true;
+    case Stmt::store:
+    case Stmt::load:
+    case Stmt::load_slot:
+    case Stmt::atomic_store:
+    case Stmt::atomic_load:
+    case Stmt::atomic_add:
+    case Stmt::sync_threads:
+    case Stmt::bar_arrive:
+    case Stmt::bar_sync:
+    case Stmt::cpa_copy:
+    case Stmt::cpa_commit:
+    case Stmt::cpa_wait:
+    case Stmt::wg_mma:
+    case Stmt::wg_commit:
+    case Stmt::wg_wait: return false;
+    default: return true;
   }
 }
 
 // How many words/slots `arg` indexes for op (0: arg is no index).
 int index_limit(Stmt op) {
   switch (op) {
-    case Stmt::store: case Stmt::load: return kDataWords;
-    case Stmt::copy: case Stmt::load_slot: case Stmt::cpa_copy: case Stmt::wg_mma: return kSlots;
-    case Stmt::atomic_store: case Stmt::atomic_load: case Stmt::atomic_add: return kAtomicWords;
+    case Stmt::store:
+    case Stmt::load: return kDataWords;
+    case Stmt::copy:
+    case Stmt::load_slot:
+    case Stmt::cpa_copy:
+    case Stmt::wg_mma: return kSlots;
+    case Stmt::atomic_store:
+    case Stmt::atomic_load:
+    case Stmt::atomic_add: return kAtomicWords;
     default: return 0;
   }
 }
@@ -244,8 +336,8 @@ class Explorer {
           throw std::invalid_argument("reference: named barrier id out of range");
         int limit = index_limit(in.op);
         if (limit > 0 && (in.arg < 0 || in.arg >= limit)) throw std::invalid_argument("reference: index out of range");
-        copy_index_[g].push_back(in.op == Stmt::copy ? static_cast<int>(copy_issuer_.size())
-                                 : in.op == Stmt::cpa_copy ? static_cast<int>(cpa_issuer_.size())
+        copy_index_[g].push_back(in.op == Stmt::copy         ? static_cast<int>(copy_issuer_.size())
+                                 : in.op == Stmt::cpa_copy   ? static_cast<int>(cpa_issuer_.size())
                                  : in.op == Stmt::cpa_arrive ? static_cast<int>(arv_issuer_.size())
                                  : in.op == Stmt::wg_mma     ? static_cast<int>(wg_issuer_.size())
                                                              : -1);
@@ -352,10 +444,12 @@ class Explorer {
     if (q != b.phase && q != b.phase - 1) throw Bug{"aliasing"};
     if (q != b.phase - 1) return false;
     if (b.phase > 0) b.observed = 1;
-    if (q >= 0 && static_cast<std::size_t>(q) < b.releases.size()) join(t.clock, b.releases[static_cast<std::size_t>(q)]);
+    if (q >= 0 && static_cast<std::size_t>(q) < b.releases.size())
+      join(t.clock, b.releases[static_cast<std::size_t>(q)]);
     // it knows q complete now, and whatever the releases on q knew
     t.known[static_cast<std::size_t>(b.index)] = std::max(t.known[static_cast<std::size_t>(b.index)], q);
-    if (q >= 0 && static_cast<std::size_t>(q) < b.known.size()) join_known(t.known, b.known[static_cast<std::size_t>(q)]);
+    if (q >= 0 && static_cast<std::size_t>(q) < b.known.size())
+      join_known(t.known, b.known[static_cast<std::size_t>(q)]);
     return true;
   }
 
@@ -405,10 +499,11 @@ class Explorer {
     Barrier unused;  // for the statements that name no barrier
     Barrier& b = uses_barrier(in.op) ? bar(s, cta, in.bar) : unused;
     switch (in.op) {
-      case Stmt::arrive: case Stmt::arrive_drop: case Stmt::arrive_no_complete:
-      case Stmt::arrive_expect_tx: case Stmt::arrive_token:
-        arrive(t, g, b, in);
-        break;
+      case Stmt::arrive:
+      case Stmt::arrive_drop:
+      case Stmt::arrive_no_complete:
+      case Stmt::arrive_expect_tx:
+      case Stmt::arrive_token: arrive(t, g, b, in); break;
       case Stmt::expect_tx:  // relaxed; never completes a phase
         require_live(b);
         check_bytes(in.arg);
@@ -427,9 +522,8 @@ class Explorer {
         if (!wait_proceeds(b, in.arg)) return false;
         poll(t, b, in.arg);  // true, or aliasing
         break;
-      case Stmt::test_wait: case Stmt::try_wait:
-        t.regs.push_back(poll(t, b, in.arg) ? 1 : 0);
-        break;
+      case Stmt::test_wait:
+      case Stmt::try_wait: t.regs.push_back(poll(t, b, in.arg) ? 1 : 0); break;
       case Stmt::token_test_wait:  // settle() skipped it if the slot was empty
         t.regs.push_back(poll(t, b, t.token[in.bar] - 1) ? 1 : 0);
         break;
@@ -507,12 +601,15 @@ class Explorer {
         if (!t.released) return false;  // arrived, waiting for the rest of the CTA
         t.released = 0;
         break;
-      case Stmt::bar_arrive: case Stmt::bar_sync: {
+      case Stmt::bar_arrive:
+      case Stmt::bar_sync: {
         Named& nb = s.named[static_cast<std::size_t>(cta * kNamedIds + in.bar)];
         if (t.sub == 0) {  // the arrival
           if (in.arg < 1 || in.arg > static_cast<I>(p_.threads)) misuse("named-barrier");
-          if (nb.count == 0) nb.count = in.arg;
-          else if (nb.count != in.arg) misuse("named-barrier");
+          if (nb.count == 0)
+            nb.count = in.arg;
+          else if (nb.count != in.arg)
+            misuse("named-barrier");
           const I generation = nb.generation;
           if (static_cast<I>(nb.releases.size()) <= generation)
             nb.releases.resize(static_cast<std::size_t>(generation + 1), Clock(static_cast<std::size_t>(agents_), 0));
@@ -547,7 +644,7 @@ class Explorer {
         break;
       }
       case Stmt::cpa_commit: break;  // settle() did it when the thread reached it
-      case Stmt::wg_mma: {  // thread 0's issue (settle() skips the others'): as a cp.async's
+      case Stmt::wg_mma: {           // thread 0's issue (settle() skips the others'): as a cp.async's
         const int k = copy_index_[static_cast<std::size_t>(g)][static_cast<std::size_t>(t.pc - prologue_len(g))];
         WgRead& w = s.wgs[static_cast<std::size_t>(k)];
         w.status = 1;
@@ -558,7 +655,7 @@ class Explorer {
         break;
       }
       case Stmt::wg_commit: break;  // settle() did it (or skipped it) when the thread reached it
-      case Stmt::wg_wait: {  // the CTA's groups, kept by its thread 0
+      case Stmt::wg_wait: {         // the CTA's groups, kept by its thread 0
         const int leader = cta_of(g) * static_cast<int>(p_.threads);
         const I waited = s.threads[static_cast<std::size_t>(leader)].wg_groups - in.arg;
         for (std::size_t k = 0; k < s.wgs.size(); ++k)
@@ -591,7 +688,8 @@ class Explorer {
           if (cpa_issuer_[c] == g && s.cpas[c].status != 0) a.tracked |= I{1} << c;
         break;
       }
-      case Stmt::parity_wait: case Stmt::parity_try_wait: {
+      case Stmt::parity_wait:
+      case Stmt::parity_try_wait: {
         // The bit read against what the thread knows of the barrier (diff_program.hpp).
         const I k = t.known[static_cast<std::size_t>(b.index)];
         const I q = (k & 1) == (in.arg & 1) ? k : k + 1;
@@ -640,7 +738,8 @@ class Explorer {
         t.pc += 1;
         continue;
       }
-      if ((in.op == Stmt::wg_mma || in.op == Stmt::wg_commit) && !leader) {  // the warp group's, issued by thread 0
+      if ((in.op == Stmt::wg_mma || in.op == Stmt::wg_commit || in.op == Stmt::wg_wait) &&
+          !leader) {  // the warp group's, by thread 0 (see diff_program.hpp)
         t.pc += 1;
         continue;
       }
@@ -753,7 +852,8 @@ class Explorer {
     if (b.pending < 1) misuse("over-arrival");
     Clock own(static_cast<std::size_t>(agents_), 0);
     for (std::size_t c = 0; c < s.cpas.size(); ++c)
-      if (a.tracked >> c & 1) own[static_cast<std::size_t>(cpa_base_) + c] = s.cpas[c].clock[static_cast<std::size_t>(cpa_base_) + c];
+      if (a.tracked >> c & 1)
+        own[static_cast<std::size_t>(cpa_base_) + c] = s.cpas[c].clock[static_cast<std::size_t>(cpa_base_) + c];
     release(b, own);
     b.pending -= 1;
     complete_if_done(b);

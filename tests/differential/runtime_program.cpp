@@ -76,8 +76,7 @@ void RuntimeProgram::thread_main() {
         if (have_token[i.bar]) bar.wait(tokens[i.bar].phase);
         break;
       case Stmt::spin_try_wait:
-        while (!bar.try_wait(q)) {
-        }
+        while (!bar.try_wait(q)) {}
         break;
       case Stmt::spin_backoff: {
         std::int64_t backoff = 0;
@@ -131,7 +130,7 @@ void RuntimeProgram::thread_main() {
       case Stmt::wg_mma: sim::Runtime::current().wgmma_mma_async(nullptr, 0, slots + i.arg * kSlotWords, 16); break;
       case Stmt::wg_commit: sim::Runtime::current().commit_group(sim::GroupKind::wgmma); break;
       case Stmt::wg_wait:
-        sim::Runtime::current().wait_group(sim::OpKind::wgmma_wait, static_cast<std::uint32_t>(i.arg));
+        if (t == 0) sim::Runtime::current().wait_group(sim::OpKind::wgmma_wait, static_cast<std::uint32_t>(i.arg));
         break;
       case Stmt::count_: break;
     }

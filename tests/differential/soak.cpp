@@ -36,8 +36,10 @@ DiffProgram shrink(DiffProgram p) {
 int main(int argc, char** argv) {
   std::uint64_t programs = 1'000'000, seed = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--programs")) programs = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+    if (!std::strcmp(argv[i], "--programs"))
+      programs = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--seed"))
+      seed = std::strtoull(argv[i + 1], nullptr, 10);
   }
   Coverage coverage, kinds;
   std::uint64_t disagreements = 0, incomplete = 0, bugs = 0, executions = 0, states = 0;
@@ -67,8 +69,9 @@ int main(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("{}", format_coverage(coverage, programs));
   fmt::print("{}", format_coverage(kinds, programs));
-  fmt::print("{} programs (seeds {}..{}), {} with a reachable bug; reference states {}, DPOR executions {}; "
-             "{} disagreements; {} bug-free programs beyond the search's 200000 executions; {:.1f} s\n",
-             programs, seed, seed + programs - 1, bugs, states, executions, disagreements, incomplete, seconds);
+  fmt::print(
+      "{} programs (seeds {}..{}), {} with a reachable bug; reference states {}, DPOR executions {}; "
+      "{} disagreements; {} bug-free programs beyond the search's 200000 executions; {:.1f} s\n",
+      programs, seed, seed + programs - 1, bugs, states, executions, disagreements, incomplete, seconds);
   return disagreements ? 1 : 0;
 }

@@ -26,7 +26,8 @@ using mbcheck::sim::MisuseError;
 // TraceOp of device/trace_platform.cuh.
 enum Op : unsigned { kInit = 1, kArrive, kArriveExpectTx, kExpectTx, kCompleteTx, kBulkCopy, kWait };
 const char* op_name(unsigned op) {
-  static const char* names[] = {"?", "init", "arrive", "arrive_expect_tx", "expect_tx", "complete_tx", "bulk_copy", "wait"};
+  static const char* names[] = {"?",         "init",        "arrive",    "arrive_expect_tx",
+                                "expect_tx", "complete_tx", "bulk_copy", "wait"};
   return op < 8 ? names[op] : "?";
 }
 

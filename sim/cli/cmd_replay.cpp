@@ -1,0 +1,102 @@
+// mbcheck replay TOKEN | --replay-file FILE: the execution a token records, with every step.
+// It runs once: the trace, the verdict, --json's counterexample and the --html / --trace /
+// --sarif files all come from that one execution.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/commands.hpp"
+#include "sim/explore/strategy.hpp"
+#include "sim/report/replay_token.hpp"
+#include "sim/report/visual.hpp"
+#include "sim/runtime/runtime.hpp"
+
+namespace mbcheck::sim::cli {
+
+void ReplayCommand::add(CLI::App& parent) {
+  app = parent.add_subcommand("replay", "replay an execution from its token, printing every step");
+  token_opt = app->add_option("token", token_text, "a replay token printed by run");
+  file_opt = app->add_option("--replay-file", token_file, "read the token from this file");
+  token_opt->excludes(file_opt);
+  visuals.add_to(app);
+  app->add_flag("--json", json, "print one JSON object (the verdict and every step) instead of text");
+}
+
+int ReplayCommand::read_token_file() {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(token_file, ec))
+    return usage_error(fmt::format("--replay-file {}: not a file", token_file));
+  std::ifstream in(token_file);
+  if (!in) return usage_error(fmt::format("cannot read --replay-file {}", token_file));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  token_text = ss.str();
+  while (!token_text.empty() && std::isspace(static_cast<unsigned char>(token_text.back()))) token_text.pop_back();
+  return 0;
+}
+
+int ReplayCommand::run(const Registry& registry) {
+  if (!visuals.check_paths()) return kExitUsage;
+  if (token_opt->count() == 0 && file_opt->count() == 0)
+    return usage_error("replay needs a TOKEN or --replay-file FILE");
+  if (file_opt->count() > 0)
+    if (const int code = read_token_file()) return code;
+  ReplayToken token;
+  try {
+    token = decode_token(token_text);
+  } catch (const TokenError& e) {
+    return usage_error(fmt::format("malformed replay token: {}", e.what()));
+  }
+  auto program = registry.make(token.protocol, token.options);
+  const std::string title = fmt::format("{} {} (replay)", token.protocol, shape_line(program->options()));
+  if (!json)
+    fmt::print("mbcheck replay {}  {}  ({} steps recorded)\n", token.protocol, shape_line(program->options()),
+               token.schedule.size());
+  Runtime rt;
+  ReplayStrategy strategy(token.schedule);
+  RunLimits limits;
+  limits.max_steps = token.schedule.size() + 1;
+  limits.record_trace = true;
+  Outcome out = rt.execute(*program, strategy, limits);
+  if (!json)
+    for (const auto& t : rt.trace())
+      fmt::print("#{:<5} {}: {}{}\n", t.step, t.who, t.what, t.where.empty() ? "" : fmt::format("  ({})", t.where));
+  // A schedule that names an agent the protocol does not have (the search's own "pruned"
+  // stop included), or that the execution does not follow, does not fit the protocol.
+  if (out.verdict == Verdict::pruned || (out.verdict != Verdict::diverged && !strategy.finished())) {
+    out.verdict = Verdict::diverged;
+    out.message =
+        fmt::format("the execution ended after {} steps but the token records {}", out.steps, token.schedule.size());
+  }
+  if (out.verdict == Verdict::diverged)
+    return usage_error(
+        fmt::format("the token does not fit {} {}: {} (a token of another shape or protocol, or "
+                    "protocol code that does not repeat itself)",
+                    token.protocol, shape_line(program->options()), out.message));
+  const VisualInput drawn = visual_input(out, rt.trace(), title, encode_token(token));
+  if (json) {
+    nlohmann::json j = {
+        {"protocol", token.protocol},
+        {"options", program->options()},
+        {"verdict", out.verdict == Verdict::completed ? "ok" : "bug"},
+        {"kind", out.verdict == Verdict::completed ? nlohmann::json() : nlohmann::json(to_string(out.verdict))},
+        {"cause", out.message},
+        {"details", out.details},
+        {"steps", out.steps},
+        {"replay", encode_token(token)}};
+    j["counterexample"] = nlohmann::json::parse(counterexample_json(drawn));
+    fmt::print("{}\n", j.dump(2));
+    if (visuals.wanted()) (void)visuals.write(drawn);
+    return out.verdict == Verdict::completed ? kExitOk : kExitBug;
+  }
+  const int code = report(token.protocol, *program, out, true);
+  if (visuals.wanted() && !visuals.write(drawn)) return code == kExitOk ? kExitUsage : code;
+  return code;
+}
+
+}  // namespace mbcheck::sim::cli
