@@ -15,6 +15,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/explore/merge.hpp"
 #include "sim/protocols/protocols.hpp"
+#include "sim/report/replay_token.hpp"
 #include "sim/runtime/crash.hpp"
 #include "sim/runtime/runtime.hpp"
 
@@ -40,6 +41,17 @@ std::unique_ptr<BundledProgram> Registry::make(const std::string& name,
   for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.info.name;
   throw ShapeError(
       fmt::format("unknown protocol '{}' (known: {})", name.substr(0, 60) + (name.size() > 60 ? "..." : ""), known));
+}
+
+std::unique_ptr<BundledProgram> make_reported(const Registry& registry, const std::string& protocol,
+                                              const std::map<std::string, std::string>& options) {
+  auto program = registry.make(protocol, options);
+  install_crash_reporter(
+      [protocol, shape = program->options()](const std::vector<AgentId>& s) {
+        return encode_token({protocol, shape, s});
+      },
+      encode_schedule_to);
+  return program;
 }
 
 namespace {

@@ -17,7 +17,6 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/report/replay_token.hpp"
-#include "sim/runtime/crash.hpp"
 
 namespace mbcheck::sim::cli {
 
@@ -149,6 +148,18 @@ int CheckCommand::parse_shard() {
     return usage_error(fmt::format("--shard {}: expected i/n with 1 <= i <= n <= 100000{}", shard_spec,
                                    spec != shard_spec ? fmt::format(" (from the environment: {})", spec) : ""));
   return 0;
+}
+
+void CheckCommand::write_files(BundledProgram& program, const std::optional<Counterexample>& counterexample,
+                               const std::string& token) const {
+  if (counterexample) {  // a failed write says so on stderr; the exit code stays the verdict's
+    (void)visuals.write(program, counterexample->schedule,
+                        fmt::format("{} {}", protocol, shape_line(program.options())), token);
+    return;
+  }
+  (void)visuals.write_no_result();
+  if (!visuals.html.empty() || !visuals.trace.empty())
+    fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
 }
 
 int CheckCommand::run(const Registry& registry) {

@@ -8,7 +8,6 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/report/replay_token.hpp"
-#include "sim/runtime/crash.hpp"
 
 namespace mbcheck::sim::cli {
 
@@ -75,12 +74,7 @@ int CheckCommand::run_fuzz(const Registry& registry) {
   const auto given = flags.given();
   fuzzing.shard_index = shard_i - 1;
   fuzzing.shard_count = shard_n;
-  auto program = registry.make(protocol, given);
-  install_crash_reporter(
-      [&](const std::vector<AgentId>& s) {
-        return encode_token({protocol, program->options(), s});
-      },
-      encode_schedule_to);
+  auto program = make_reported(registry, protocol, given);
   fuzzing.kind = strategy == "pct" ? FuzzKind::pct : FuzzKind::random;
   fuzzing.time_limit_s = search.time_limit_s;
   fuzzing.max_steps = search.max_steps;
@@ -108,12 +102,7 @@ int CheckCommand::run_fuzz(const Registry& registry) {
     out.print_json();
   else
     out.print_text();
-  if (r.counterexample)  // a failed write says so on stderr; the exit code stays the bug's
-    (void)visuals.write(*program, r.counterexample->schedule,
-                        fmt::format("{} {}", protocol, shape_line(program->options())), out.token);
-  if (!r.counterexample) (void)visuals.write_no_result();
-  if (!r.counterexample && (!visuals.html.empty() || !visuals.trace.empty()))
-    fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
+  write_files(*program, r.counterexample, out.token);
   return r.verdict == CheckVerdict::bug ? kExitBug : kExitIncomplete;
 }
 

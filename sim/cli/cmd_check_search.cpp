@@ -11,7 +11,6 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/report/replay_token.hpp"
-#include "sim/runtime/crash.hpp"
 
 namespace mbcheck::sim::cli {
 
@@ -60,12 +59,7 @@ int CheckCommand::setup_shard_dir(const BundledProgram& program) {
 
 int CheckCommand::run_search(const Registry& registry) {
   const auto given = flags.given();
-  auto program = registry.make(protocol, given);
-  install_crash_reporter(
-      [&](const std::vector<AgentId>& s) {
-        return encode_token({protocol, program->options(), s});
-      },
-      encode_schedule_to);
+  auto program = make_reported(registry, protocol, given);
   search.strategy = strategy == "bounded" ? CheckStrategy::bounded : CheckStrategy::dpor;
   search.jobs = fuzzing.jobs;
   search.make_program = [&] { return std::unique_ptr<Program>(registry.make(protocol, given)); };
@@ -95,12 +89,7 @@ int CheckCommand::run_search(const Registry& registry) {
                  search.shard_count, result.stats.own_executions, result.stats.executions);
     fmt::print("{}", format_report(result, token));
   }
-  if (result.counterexample)  // a failed write says so on stderr; the exit code stays the verdict's
-    (void)visuals.write(*program, result.counterexample->schedule,
-                        fmt::format("{} {}", protocol, shape_line(program->options())), token);
-  if (!result.counterexample) (void)visuals.write_no_result();
-  if (!result.counterexample && (!visuals.html.empty() || !visuals.trace.empty()))
-    fmt::print(stderr, "mbcheck: no counterexample to draw (mbcheck run writes one execution)\n");
+  write_files(*program, result.counterexample, token);
   switch (result.verdict) {
     case CheckVerdict::verified: return kExitOk;
     case CheckVerdict::bug: return kExitBug;

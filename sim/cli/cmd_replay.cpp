@@ -78,7 +78,7 @@ int ReplayCommand::run(const Registry& registry) {
         fmt::format("the token does not fit {} {}: {} (a token of another shape or protocol, or "
                     "protocol code that does not repeat itself)",
                     token.protocol, shape_line(program->options()), out.message));
-  const VisualInput drawn = visual_input(out, rt.trace(), title, encode_token(token));
+  const std::string replay = encode_token(token);
   if (json) {
     nlohmann::json j = {
         {"protocol", token.protocol},
@@ -88,14 +88,16 @@ int ReplayCommand::run(const Registry& registry) {
         {"cause", out.message},
         {"details", out.details},
         {"steps", out.steps},
-        {"replay", encode_token(token)}};
+        {"replay", replay}};
+    const VisualInput drawn = visual_input(out, rt.trace(), title, replay);
     j["counterexample"] = nlohmann::json::parse(counterexample_json(drawn));
     fmt::print("{}\n", j.dump(2));
     if (visuals.wanted()) (void)visuals.write(drawn);
     return out.verdict == Verdict::completed ? kExitOk : kExitBug;
   }
   const int code = report(token.protocol, *program, out, true);
-  if (visuals.wanted() && !visuals.write(drawn)) return code == kExitOk ? kExitUsage : code;
+  if (visuals.wanted() && !visuals.write(visual_input(out, rt.trace(), title, replay)))
+    return code == kExitOk ? kExitUsage : code;
   return code;
 }
 

@@ -6,7 +6,6 @@
 #include "sim/cli/commands.hpp"
 #include "sim/explore/strategy.hpp"
 #include "sim/report/replay_token.hpp"
-#include "sim/runtime/crash.hpp"
 #include "sim/runtime/runtime.hpp"
 
 namespace mbcheck::sim::cli {
@@ -26,12 +25,7 @@ void RunCommand::add(CLI::App& parent, const Registry& registry) {
 int RunCommand::run(const Registry& registry) {
   if (!visuals.check_paths()) return kExitUsage;
   if (max_steps == 0) max_steps = std::numeric_limits<std::uint64_t>::max();
-  auto program = registry.make(protocol, flags.given());
-  install_crash_reporter(
-      [&](const std::vector<AgentId>& s) {
-        return encode_token({protocol, program->options(), s});
-      },
-      encode_schedule_to);
+  auto program = make_reported(registry, protocol, flags.given());
   fmt::print("mbcheck run {}  {}  seed={}\n", protocol, shape_line(program->options()), seed);
   Runtime rt;
   RandomStrategy strategy(seed);

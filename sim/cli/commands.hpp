@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,10 @@ struct CheckCommand {
   int run_fuzz(const Registry& registry);
   int run_search(const Registry& registry);
   int setup_shard_dir(const BundledProgram& program);
+  // --html / --trace / --sarif after a search or a fuzzing campaign: the counterexample's
+  // execution, or (no counterexample) a SARIF file with no results.
+  void write_files(BundledProgram& program, const std::optional<Counterexample>& counterexample,
+                   const std::string& token) const;
 };
 
 struct RunCommand {
@@ -100,6 +105,11 @@ struct MergeCommand {
   void add(CLI::App& parent);
   int run() const;
 };
+
+// The protocol a command runs, with the crash reporter set to name its schedules (a crash,
+// a stack overflow or the watchdog prints a replay token of this protocol and options).
+std::unique_ptr<BundledProgram> make_reported(const Registry& registry, const std::string& protocol,
+                                              const std::map<std::string, std::string>& options);
 
 // --shard auto (or auto/N) from the batch scheduler's environment: "i/n", or "" with `why`.
 std::string resolve_shard_spec(const std::string& spec, std::string* why);

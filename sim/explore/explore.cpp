@@ -274,13 +274,7 @@ ExploreResult explore(Program& program, const ExploreOptions& options,
   result.stats.interrupted = stop_requested();
   result.stats.seconds = seconds_since(start);
   result.stats.classes = classes.size();
-  result.stats.races = dpor.races;
-  result.stats.bound_cut = dpor.bound_cut;
-  result.stats.fallbacks = dpor.fallbacks;
-  result.stats.spin_iterations = dpor.spin_iterations;
-  dpor.end_search();
-  result.stats.deepest = dpor.deepest;
-  result.stats.clock_bytes = dpor.clock_bytes;
+  take_search_figures(dpor, result.stats);
   return result;
 }
 

@@ -38,6 +38,17 @@ struct WaveResult {
   bool interrupted = false;       // a time limit or a stop request cut it short
 };
 
+// The search's own figures into `stats` (ends the search: the last execution's count too).
+inline void take_search_figures(DporSearch& dpor, ExploreStats& stats) {
+  stats.races = dpor.races;
+  stats.bound_cut = dpor.bound_cut;
+  stats.fallbacks = dpor.fallbacks;
+  stats.spin_iterations = dpor.spin_iterations;
+  dpor.end_search();
+  stats.deepest = dpor.deepest;
+  stats.clock_bytes = dpor.clock_bytes;
+}
+
 // `stop` is asked after every execution (a time limit, an interrupt).
 inline WaveResult run_subtree(Program& program, Runtime& rt, const NodeStack& prefix, const WaveItem& item,
                               const ExploreOptions& options, bool keep_outcomes, const std::function<bool()>& stop) {
@@ -75,13 +86,7 @@ inline WaveResult run_subtree(Program& program, Runtime& rt, const NodeStack& pr
       break;
     }
   }
-  res.stats.races = local.races;
-  res.stats.bound_cut = local.bound_cut;
-  res.stats.fallbacks = local.fallbacks;
-  res.stats.spin_iterations = local.spin_iterations;
-  local.end_search();
-  res.stats.deepest = local.deepest;
-  res.stats.clock_bytes = local.clock_bytes;
+  take_search_figures(local, res.stats);
   res.deferred = std::move(local.deferred);
   return res;
 }

@@ -74,9 +74,11 @@ void Runtime::group_member_done(Agent& c) {
   }
   // A cp.async's clock stays: a later cp.async.mbarrier.arrive releases its writes with it.
   if (kind != GroupKind::cp_async) races_.retire(c.id);
-  // Wake the owner's waiters: the owner itself, or every thread of its warp group.
-  const std::uint32_t users = kind == GroupKind::wgmma ? std::min<std::uint32_t>(128, shape_.threads_per_cta) : 1;
-  for (AgentId id = owner.id; id < owner.id + users && id < agents_.size(); ++id) {
+  // Wake the owner's waiters: the owner itself, or every thread of its warp group (the
+  // threads after the owner in its CTA, at most 128).
+  const std::uint32_t users =
+      kind == GroupKind::wgmma ? std::min<std::uint32_t>(128, shape_.threads_per_cta - owner.thread) : 1;
+  for (AgentId id = owner.id; id < owner.id + users; ++id) {
     Agent& t = *agent_at_[id];
     if (t.kind == Agent::Kind::thread && t.state == Agent::State::blocked && t.op.info().group == kind &&
         t.op.info().dependence == Dependence::group_wait && is_enabled_now(t))
@@ -106,7 +108,8 @@ void Runtime::land_group_member(Agent& c) {
 
 void Runtime::wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes) {
   if (over_ || !current_) return;
-  if (current_->thread % 128 != 0) return;  // one instruction of the warp group: its first thread issues it
+  // One instruction of the warp group: the thread that owns its groups issues it.
+  if (group_owner(*current_, GroupKind::wgmma) != current_->id) return;
   if (!schedule_point({OpKind::wgmma_mma_async, nullptr, a_bytes + b_bytes})) return;
   Agent& me = *current_;
   perform([&] {

@@ -15,8 +15,6 @@
 
 namespace mbcheck::sim {
 
-using AgentId = std::uint32_t;
-
 struct AsyncGroups {
   std::vector<AgentId> uncommitted;        // issued since the last commit_group
   std::vector<std::uint32_t> outstanding;  // per committed group: members not yet done

@@ -13,6 +13,8 @@ namespace mbcheck::sim {
 
 struct MbarrierState;
 
+using AgentId = std::uint32_t;  // a thread or an async agent of one execution
+
 enum class Operand : std::uint8_t { none, count, bytes, phase, groups, value };
 enum class Effect : std::uint8_t {
   none,

@@ -24,8 +24,6 @@
 
 namespace mbcheck::sim {
 
-using AgentId = std::uint32_t;
-
 class RaceDetector {
  public:
   struct Race {
