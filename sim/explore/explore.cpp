@@ -113,169 +113,208 @@ bool stop_requested() { return g_stop.load(std::memory_order_relaxed); }
 
 using namespace dpor;
 
-ExploreResult explore(Program& program, const ExploreOptions& options,
-                      const std::function<void(const Outcome&)>& on_execution) {
-  ExploreResult result;
-  Runtime rt;
-  RunLimits limits;
-  limits.max_steps = options.max_steps;
-  const auto start = Clock::now();
-  BruteForceStrategy brute;
-  DporSearch dpor;
-  dpor.bound = options.preemption_bound;
-  DporSearch classifier;  // brute force: only its events and clocks, no search state
-  std::unordered_set<std::string> classes;
-  auto last_progress = start;
-  if (options.kind == SearchKind::dpor) refuse_if_too_large(program, rt, limits, options);
-  const bool sharded = options.kind == SearchKind::dpor && options.shard_count > 1;
-  const bool parallel = options.kind == SearchKind::dpor && options.max_executions == 0 &&
-                        (sharded || (options.jobs > 1 && options.make_program));
-  std::unique_ptr<WavePool> pool;
-  if (parallel && !sharded) pool = std::make_unique<WavePool>(options.jobs - 1, options.make_program);
-  std::unique_ptr<ShardExchange> exchange;
-  if (sharded)
-    exchange = std::make_unique<ShardExchange>(options.shard_dir, options.shard_index, options.shard_count,
-                                               options.shard_identity, options.shard_stale_s);
-  // A time limit or a stop request: asked after every execution, in every worker.
-  auto out_of_time = [&] {
-    return stop_requested() || (options.time_limit_s > 0 && seconds_since(start) >= options.time_limit_s);
-  };
-  auto account = [&](const Outcome& out) {  // one finished execution; true: stop here
-    result.stats.transitions += out.steps;
-    if (out.verdict != Verdict::pruned) ++result.stats.own_executions;
-    if (out.verdict == Verdict::pruned) {
-      ++result.stats.redundant;
-      return false;
-    }
-    ++result.stats.executions;
-    if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++result.stats.blocked;
-    if (on_execution) on_execution(out);
-    if (is_bug(out.verdict) && !result.bug) {
-      result.bug = out;
-      return options.stop_at_first_bug;
-    }
+namespace {
+
+// One exhaustive search: its strategies, its parallel machinery and its result. explore()
+// runs executions until the strategy has none left; a node with several alternatives left runs
+// them as one wave when the search is parallel.
+class Exploration {
+ public:
+  Exploration(Program& program, const ExploreOptions& options, const std::function<void(const Outcome&)>& on_execution)
+      : program_(program), options_(options), on_execution_(on_execution), start_(Clock::now()) {
+    limits_.max_steps = options.max_steps;
+    dpor_.bound = options.preemption_bound;
+    sharded_ = options.kind == SearchKind::dpor && options.shard_count > 1;
+    parallel_ = options.kind == SearchKind::dpor && options.max_executions == 0 &&
+                (sharded_ || (options.jobs > 1 && options.make_program));
+  }
+
+  ExploreResult run();
+
+ private:
+  bool out_of_time() const {  // asked after every execution, in every worker
+    return stop_requested() || (options_.time_limit_s > 0 && seconds_since(start_) >= options_.time_limit_s);
+  }
+  bool account(const Outcome& out);  // one finished execution; true: stop here
+  bool run_wave();                   // true when a bug or an unfinished subtree stops the search
+  bool merge(std::vector<WaveResult>& results);
+  std::size_t pending_here() const;
+  void report_progress();
+
+  Program& program_;
+  const ExploreOptions& options_;
+  const std::function<void(const Outcome&)>& on_execution_;
+  const Clock::time_point start_;
+  Clock::time_point last_progress_ = start_;
+  ExploreResult result_;
+  Runtime rt_;
+  RunLimits limits_;
+  BruteForceStrategy brute_;
+  DporSearch dpor_;
+  DporSearch classifier_;  // brute force: only its events and clocks, no search state
+  std::unordered_set<std::string> classes_;
+  bool sharded_ = false;
+  bool parallel_ = false;
+  bool cut_short_ = false;  // a wave ended with a subtree unfinished
+  std::unique_ptr<WavePool> pool_;
+  std::unique_ptr<ShardExchange> exchange_;
+};
+
+bool Exploration::account(const Outcome& out) {
+  result_.stats.transitions += out.steps;
+  if (out.verdict != Verdict::pruned) ++result_.stats.own_executions;
+  if (out.verdict == Verdict::pruned) {
+    ++result_.stats.redundant;
     return false;
+  }
+  ++result_.stats.executions;
+  if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++result_.stats.blocked;
+  if (on_execution_) on_execution_(out);
+  if (is_bug(out.verdict) && !result_.bug) {
+    result_.bug = out;
+    return options_.stop_at_first_bug;
+  }
+  return false;
+}
+
+// Runs every pending alternative of the deepest node as one wave, in parallel; merges in the
+// order one search would have explored them.
+bool Exploration::run_wave() {
+  DporNode& n = dpor_.nodes.back();
+  std::vector<WaveItem> items;
+  AgentSet done = n.done;  // as when n.chosen's exploration begins
+  auto add_item = [&](AgentId q) {
+    items.emplace_back();
+    items.back().alternative = q;
+    items.back().done = done;
+    done.push_back(q);
   };
-  // Runs every pending alternative of the deepest node as one wave, in parallel; merges in
-  // the order one search would have explored them. Returns true when a bug stops the search.
-  bool cut_short = false;  // a wave ended with a subtree unfinished
-  auto run_wave = [&]() {
-    DporNode& n = dpor.nodes.back();
-    std::vector<WaveItem> items;
-    AgentSet done = n.done;  // as when n.chosen's exploration begins
-    auto add_item = [&](AgentId q) {
-      items.emplace_back();
-      items.back().alternative = q;
-      items.back().done = done;
-    };
-    add_item(n.chosen);
-    done.push_back(n.chosen);
-    for (AgentId q : n.backtrack) {
-      if (contains(done, q) || contains(n.sleep, q)) continue;
-      if (dpor.bound >= 0 && n.preemptions_with(q) > dpor.bound) {
-        done.push_back(q);
-        ++dpor.bound_cut;
-        continue;
-      }
-      add_item(q);
+  add_item(n.chosen);
+  for (AgentId q : n.backtrack) {
+    if (contains(done, q) || contains(n.sleep, q)) continue;
+    if (dpor_.bound >= 0 && n.preemptions_with(q) > dpor_.bound) {
       done.push_back(q);
+      ++dpor_.bound_cut;
+      continue;
     }
-    std::vector<WaveResult> results(items.size());
-    const NodeStack prefix = dpor.nodes;
-    const bool keep = static_cast<bool>(on_execution);
-    bool whole = true;
-    if (exchange) {
-      whole = exchange->run(
-          items.size(),
-          [&](std::size_t i) { return run_subtree(program, rt, prefix, items[i], options, false, out_of_time); },
-          out_of_time, results, &result.stats.own_executions);
-    } else {
-      pool->run(items.size(), program, rt, [&](Program& p, Runtime& r, std::size_t i) {
-        results[i] = run_subtree(p, r, prefix, items[i], options, keep, out_of_time);
-      });
-      for (const WaveResult& w : results) whole &= !w.interrupted;
+    add_item(q);
+  }
+  std::vector<WaveResult> results(items.size());
+  const NodeStack prefix = dpor_.nodes;
+  const bool keep = static_cast<bool>(on_execution_);
+  const auto stop = [this] { return out_of_time(); };
+  bool whole = true;
+  if (exchange_) {
+    whole = exchange_->run(
+        items.size(),
+        [&](std::size_t i) { return run_subtree(program_, rt_, prefix, items[i], options_, false, stop); }, stop,
+        results, &result_.stats.own_executions);
+  } else {
+    pool_->run(items.size(), program_, rt_, [&](Program& p, Runtime& r, std::size_t i) {
+      results[i] = run_subtree(p, r, prefix, items[i], options_, keep, stop);
+    });
+    for (const WaveResult& w : results) whole &= !w.interrupted;
+  }
+  n.done = done;
+  n.chosen = items.back().alternative;
+  if (merge(results)) return true;
+  if (!whole) {
+    cut_short_ = true;  // some subtree is not done: the search is incomplete
+    return true;
+  }
+  return false;
+}
+
+// Adds a wave's results in the order one search would have met them; true when a bug found
+// in a subtree stops the search there.
+bool Exploration::merge(std::vector<WaveResult>& results) {
+  for (WaveResult& w : results) {
+    if (!exchange_) result_.stats.own_executions += w.stats.executions;  // this process ran them
+    result_.stats.transitions += w.stats.transitions;
+    result_.stats.executions += w.stats.executions;
+    result_.stats.redundant += w.stats.redundant;
+    result_.stats.blocked += w.stats.blocked;
+    dpor_.races += w.stats.races;
+    dpor_.bound_cut += w.stats.bound_cut;
+    dpor_.fallbacks += w.stats.fallbacks;
+    dpor_.spin_iterations += w.stats.spin_iterations;
+    dpor_.deepest = std::max(dpor_.deepest, w.stats.deepest);
+    dpor_.clock_bytes = std::max(dpor_.clock_bytes, w.stats.clock_bytes);
+    if (on_execution_)
+      for (const Outcome& o : w.outcomes) on_execution_(o);
+    for (const auto& d : w.deferred) dpor_.apply(d);
+    if (w.bug && !result_.bug) {
+      result_.bug = std::move(w.bug);
+      if (w.stopped) return true;  // one search would not have gone past this subtree
     }
-    n.done = done;
-    n.chosen = items.back().alternative;
-    for (WaveResult& w : results) {
-      if (!exchange) result.stats.own_executions += w.stats.executions;  // this process ran them
-      result.stats.transitions += w.stats.transitions;
-      result.stats.executions += w.stats.executions;
-      result.stats.redundant += w.stats.redundant;
-      result.stats.blocked += w.stats.blocked;
-      dpor.races += w.stats.races;
-      dpor.bound_cut += w.stats.bound_cut;
-      dpor.fallbacks += w.stats.fallbacks;
-      dpor.spin_iterations += w.stats.spin_iterations;
-      dpor.deepest = std::max(dpor.deepest, w.stats.deepest);
-      dpor.clock_bytes = std::max(dpor.clock_bytes, w.stats.clock_bytes);
-      if (on_execution)
-        for (const Outcome& o : w.outcomes) on_execution(o);
-      for (const auto& d : w.deferred) dpor.apply(d);
-      if (w.bug && !result.bug) {
-        result.bug = std::move(w.bug);
-        if (w.stopped) return true;  // one search would not have gone past this subtree
-      }
-    }
-    if (!whole) {
-      cut_short = true;  // some subtree is not done: the search is incomplete
-      return true;
-    }
-    return false;
-  };
-  auto pending_here = [&] {
-    const DporNode& n = dpor.nodes.back();
-    std::size_t count = 0;
-    for (AgentId q : n.backtrack)
-      if (!contains(n.done, q) && !contains(n.sleep, q) && (dpor.bound < 0 || n.preemptions_with(q) <= dpor.bound))
-        ++count;
-    return count;
-  };
-  bool stopped = false;
-  for (;;) {
-    if (out_of_time()) break;
-    if (options.progress && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 0.5) {
-      last_progress = Clock::now();
-      result.stats.seconds = seconds_since(start);
-      options.progress(result.stats, options.kind == SearchKind::dpor ? dpor.covered() : 0.0);
-    }
-    Outcome out = options.kind == SearchKind::dpor
-                      ? rt.execute(program, dpor, limits, &dpor)
-                      : rt.execute(program, brute, limits, options.count_classes ? &classifier : nullptr);
+  }
+  return false;
+}
+
+std::size_t Exploration::pending_here() const {
+  const DporNode& n = dpor_.nodes.back();
+  std::size_t count = 0;
+  for (AgentId q : n.backtrack)
+    if (!contains(n.done, q) && !contains(n.sleep, q) && (dpor_.bound < 0 || n.preemptions_with(q) <= dpor_.bound))
+      ++count;
+  return count;
+}
+
+void Exploration::report_progress() {
+  if (!options_.progress || std::chrono::duration<double>(Clock::now() - last_progress_).count() < 0.5) return;
+  last_progress_ = Clock::now();
+  result_.stats.seconds = seconds_since(start_);
+  options_.progress(result_.stats, options_.kind == SearchKind::dpor ? dpor_.covered() : 0.0);
+}
+
+ExploreResult Exploration::run() {
+  const bool is_dpor = options_.kind == SearchKind::dpor;
+  if (is_dpor) refuse_if_too_large(program_, rt_, limits_, options_);
+  if (parallel_ && !sharded_) pool_ = std::make_unique<WavePool>(options_.jobs - 1, options_.make_program);
+  if (sharded_)
+    exchange_ = std::make_unique<ShardExchange>(options_.shard_dir, options_.shard_index, options_.shard_count,
+                                                options_.shard_identity, options_.shard_stale_s);
+  while (!out_of_time()) {
+    report_progress();
+    Outcome out = is_dpor ? rt_.execute(program_, dpor_, limits_, &dpor_)
+                          : rt_.execute(program_, brute_, limits_, options_.count_classes ? &classifier_ : nullptr);
     explain_divergence(out);
-    if (options.kind == SearchKind::brute_force && options.count_classes && out.verdict != Verdict::pruned) {
-      classes.insert(classifier.trace_key() + to_string(out.verdict));
-      classifier.begin_execution();
+    if (!is_dpor && options_.count_classes && out.verdict != Verdict::pruned) {
+      classes_.insert(classifier_.trace_key() + to_string(out.verdict));
+      classifier_.begin_execution();
     }
-    if (account(out)) {
-      stopped = true;
-      break;
-    }
-    bool more = options.kind == SearchKind::dpor ? dpor.advance() : brute.advance();
+    if (account(out)) break;
+    bool more = is_dpor ? dpor_.advance() : brute_.advance();
     // In parallel, a node with several alternatives left runs them as a wave. (Sharded, the
     // stretches in between run in every shard: handing single alternatives out too would give
     // the whole rest of the search to whichever shard claims the first one.)
-    while (parallel && more && pending_here() >= 2) {
-      if (run_wave()) {
-        stopped = true;
-        break;
-      }
-      more = dpor.advance();
+    bool stopped = false;
+    while (parallel_ && more && pending_here() >= 2 && !stopped) {
+      stopped = run_wave();
+      if (!stopped) more = dpor_.advance();
       if (out_of_time()) break;
     }
     if (stopped) break;
     if (!more) {
-      result.stats.complete = (!result.bug || !options.stop_at_first_bug) && dpor.bound_cut == 0;
+      result_.stats.complete = (!result_.bug || !options_.stop_at_first_bug) && dpor_.bound_cut == 0;
       break;
     }
-    if (options.max_executions && result.stats.executions >= options.max_executions) break;
+    if (options_.max_executions && result_.stats.executions >= options_.max_executions) break;
   }
-  if (cut_short) result.stats.complete = false;
-  result.stats.interrupted = stop_requested();
-  result.stats.seconds = seconds_since(start);
-  result.stats.classes = classes.size();
-  take_search_figures(dpor, result.stats);
-  return result;
+  if (cut_short_) result_.stats.complete = false;
+  result_.stats.interrupted = stop_requested();
+  result_.stats.seconds = seconds_since(start_);
+  result_.stats.classes = classes_.size();
+  take_search_figures(dpor_, result_.stats);
+  return result_;
+}
+
+}  // namespace
+
+ExploreResult explore(Program& program, const ExploreOptions& options,
+                      const std::function<void(const Outcome&)>& on_execution) {
+  Exploration search(program, options, on_execution);
+  return search.run();
 }
 
 }  // namespace mbcheck::sim

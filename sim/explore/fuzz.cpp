@@ -11,6 +11,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "sim/explore/strategy.hpp"
@@ -121,148 +122,182 @@ Counterexample shrink(Program& program, const Outcome& failing, std::size_t time
   return make_counterexample(program, failing, timeline_lines);
 }
 
-FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, const FuzzOptions& options) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  FuzzResult result;
-  std::unique_ptr<Program> main_program = make_program();
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One fuzzing campaign: runs of independent seeds taken by index from a shared counter by
+// every job; the lowest-index bug is the campaign's, as one job would have found it.
+class FuzzCampaign {
+ public:
+  FuzzCampaign(const std::function<std::unique_ptr<Program>()>& make_program, const FuzzOptions& options)
+      : make_program_(make_program), options_(options), start_(Clock::now()), main_program_(make_program()) {}
+
+  FuzzResult run() {
+    probe();
+    run_jobs();
+    rethrow_program_error();
+    result_.runs = runs_.load();
+    result_.transitions = transitions_.load();
+    result_.step_limited_runs = step_limited_.load();
+    if (!bugs_.empty()) take_first_bug();
+    result_.interrupted = stop_requested();
+    result_.seconds = elapsed();
+    return std::move(result_);
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  std::uint64_t stride() const { return std::max<std::uint64_t>(options_.shard_count, 1); }
 
   // A probe run measures n (agents) and k (steps) for PCT's change points and bound.
-  {
+  void probe() {
     Runtime rt;
-    RandomStrategy probe(run_seed(options.seed, ~std::uint64_t{0}));
+    RandomStrategy probe(run_seed(options_.seed, ~std::uint64_t{0}));
     RunLimits limits;
-    limits.max_steps = options.max_steps;
-    Outcome out = rt.execute(*main_program, probe, limits);
-    result.agents = rt.agent_count();
-    result.steps_estimate = std::max<std::uint64_t>(out.steps, 1);
+    limits.max_steps = options_.max_steps;
+    Outcome out = rt.execute(*main_program_, probe, limits);
+    result_.agents = rt.agent_count();
+    result_.steps_estimate = std::max<std::uint64_t>(out.steps, 1);
+    if (options_.kind == FuzzKind::pct)
+      result_.pct_bound = 1.0 / (static_cast<double>(result_.agents) *
+                                 std::pow(static_cast<double>(result_.steps_estimate), options_.depth - 1));
   }
-  if (options.kind == FuzzKind::pct)
-    result.pct_bound = 1.0 / (static_cast<double>(result.agents) *
-                              std::pow(static_cast<double>(result.steps_estimate), options.depth - 1));
 
-  std::atomic<std::uint64_t> next{0}, runs{0}, transitions{0}, step_limited{0};
-  std::atomic<std::uint64_t> first_bug{~std::uint64_t{0}};
-  std::mutex mu;
-  std::map<std::uint64_t, Outcome> bugs;
-  std::atomic<unsigned> active{0};
-  // A Program that cannot run (its reset() threw: ProgramError) ends the campaign: every
-  // worker stops, and fuzz() rethrows the error of the lowest run index that had one (an
-  // exception escaping a worker thread would std::terminate the process).
-  std::atomic<bool> failed{false};
-  std::uint64_t error_run = ~std::uint64_t{0};
-  std::exception_ptr error;
-  auto worker = [&](Program* program) {
+  // The next run index this job should take, or none when the campaign is over for it.
+  std::optional<std::uint64_t> next_run() {
+    if (failed_.load() || stop_requested()) return std::nullopt;
+    // The k-th run this process takes is run index shard_index + k * shard_count.
+    const std::uint64_t i = options_.shard_index + next_.fetch_add(1) * stride();
+    if (options_.runs && i >= options_.runs) return std::nullopt;
+    if (i > first_bug_.load()) return std::nullopt;  // a lower-index bug exists: later runs cannot matter
+    if (options_.time_limit_s > 0 && elapsed() >= options_.time_limit_s) return std::nullopt;
+    return i;
+  }
+
+  void worker(Program* program) {
     struct Active {
       std::atomic<unsigned>& n;
       explicit Active(std::atomic<unsigned>& c) : n(c) {}
       ~Active() { --n; }
-    } active_guard(active);
+    } active_guard(active_);
     Runtime rt;
     RunLimits limits;
-    limits.max_steps = options.max_steps;
-    const std::uint64_t stride = std::max<std::uint64_t>(options.shard_count, 1);
-    for (;;) {
-      if (failed.load() || stop_requested()) break;
-      // The k-th run this process takes is run index shard_index + k * shard_count.
-      const std::uint64_t i = options.shard_index + next.fetch_add(1) * stride;
-      if (options.runs && i >= options.runs) break;
-      if (i > first_bug.load()) break;  // a lower-index bug exists: later runs cannot matter
-      if (options.time_limit_s > 0 &&
-          std::chrono::duration<double>(Clock::now() - start).count() >= options.time_limit_s)
-        break;
-      const std::uint64_t seed = run_seed(options.seed, i);
+    limits.max_steps = options_.max_steps;
+    while (const std::optional<std::uint64_t> index = next_run()) {
+      const std::uint64_t i = *index;
+      const std::uint64_t seed = run_seed(options_.seed, i);
       Outcome out;
       try {
-        if (options.kind == FuzzKind::pct) {
-          PctStrategy s(seed, options.depth, result.steps_estimate);
+        if (options_.kind == FuzzKind::pct) {
+          PctStrategy s(seed, options_.depth, result_.steps_estimate);
           out = rt.execute(*program, s, limits);
         } else {
           RandomStrategy s(seed);
           out = rt.execute(*program, s, limits);
         }
       } catch (...) {
-        std::lock_guard lock(mu);
-        if (i < error_run) {
-          error_run = i;
-          error = std::current_exception();
+        // A Program that cannot run (its reset() threw: ProgramError) ends the campaign: every
+        // worker stops, and fuzz() rethrows the error of the lowest run index that had one (an
+        // exception escaping a worker thread would std::terminate the process).
+        std::lock_guard lock(mu_);
+        if (i < error_run_) {
+          error_run_ = i;
+          error_ = std::current_exception();
         }
-        failed = true;
+        failed_ = true;
         break;
       }
-      runs.fetch_add(1);
-      transitions.fetch_add(out.steps);
-      if (out.verdict == Verdict::step_limit) step_limited.fetch_add(1);  // proves nothing: not a bug
+      runs_.fetch_add(1);
+      transitions_.fetch_add(out.steps);
+      if (out.verdict == Verdict::step_limit) step_limited_.fetch_add(1);  // proves nothing: not a bug
       if (is_bug(out.verdict) && out.verdict != Verdict::step_limit) {
-        std::lock_guard lock(mu);
-        bugs.emplace(i, std::move(out));
-        std::uint64_t cur = first_bug.load();
-        while (i < cur && !first_bug.compare_exchange_weak(cur, i)) {}
+        std::lock_guard lock(mu_);
+        bugs_.emplace(i, std::move(out));
+        std::uint64_t cur = first_bug_.load();
+        while (i < cur && !first_bug_.compare_exchange_weak(cur, i)) {}
       }
-    }
-  };
-  const unsigned jobs = std::max(1u, options.jobs);
-  std::vector<std::unique_ptr<Program>> programs;
-  std::vector<std::thread> threads;
-  active = jobs;
-  for (unsigned j = 1; j < jobs; ++j) {
-    programs.push_back(make_program());
-    threads.emplace_back(worker, programs.back().get());
-  }
-  if (options.progress) {
-    // Every job runs on a thread of its own; this thread reports progress until they end.
-    programs.push_back(make_program());
-    threads.emplace_back(worker, programs.back().get());
-    auto last = Clock::now();
-    while (active.load() > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (std::chrono::duration<double>(Clock::now() - last).count() >= 0.5) {
-        last = Clock::now();
-        options.progress(runs.load(), transitions.load(), std::chrono::duration<double>(last - start).count());
-      }
-    }
-  } else {
-    worker(main_program.get());
-  }
-  for (auto& t : threads) t.join();
-  if (error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const ProgramError& e) {
-      throw ProgramError(
-          fmt::format("fuzz run {} (seed {}): {}", error_run, run_seed(options.seed, error_run), e.what()));
     }
   }
 
-  result.runs = runs.load();
-  result.transitions = transitions.load();
-  result.step_limited_runs = step_limited.load();
-  if (!bugs.empty()) {
-    // With several jobs, runs above the first bug may have run too: the result is the same
-    // as one job's, which stops at the first bug.
-    const auto& [index, outcome] = *bugs.begin();
-    const std::uint64_t stride = std::max<std::uint64_t>(options.shard_count, 1);
-    result.runs = std::min<std::uint64_t>(result.runs, (index - options.shard_index) / stride + 1);
-    result.bug_run = index;
-    result.verdict = CheckVerdict::bug;
-    result.original_preemptions = count_preemptions(*main_program, outcome.schedule);
-    // Shrinking stays inside the time limit (what is left of it), else its own 6 s.
-    const double left = options.time_limit_s > 0
-                            ? options.time_limit_s - std::chrono::duration<double>(Clock::now() - start).count()
-                            : 6.0;
-    if (options.shrink && left > 0.01 && !stop_requested()) {
-      result.counterexample =
-          shrink(*main_program, outcome, options.timeline_lines, &result.shrunk_preemptions, std::min(left, 6.0));
-      result.original = make_counterexample(*main_program, outcome, options.timeline_lines);
+  void run_jobs() {
+    const unsigned jobs = std::max(1u, options_.jobs);
+    std::vector<std::unique_ptr<Program>> programs;
+    std::vector<std::thread> threads;
+    active_ = jobs;
+    for (unsigned j = 1; j < jobs; ++j) {
+      programs.push_back(make_program_());
+      threads.emplace_back([this, p = programs.back().get()] { worker(p); });
+    }
+    if (options_.progress) {
+      // Every job runs on a thread of its own; this thread reports progress until they end.
+      programs.push_back(make_program_());
+      threads.emplace_back([this, p = programs.back().get()] { worker(p); });
+      auto last = Clock::now();
+      while (active_.load() > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (std::chrono::duration<double>(Clock::now() - last).count() >= 0.5) {
+          last = Clock::now();
+          options_.progress(runs_.load(), transitions_.load(), elapsed());
+        }
+      }
     } else {
-      result.shrink_cut = options.shrink;
-      result.counterexample = make_counterexample(*main_program, outcome, options.timeline_lines);
-      result.shrunk_preemptions = result.original_preemptions;
+      worker(main_program_.get());
+    }
+    for (auto& t : threads) t.join();
+  }
+
+  void rethrow_program_error() const {
+    if (!error_) return;
+    try {
+      std::rethrow_exception(error_);
+    } catch (const ProgramError& e) {
+      throw ProgramError(
+          fmt::format("fuzz run {} (seed {}): {}", error_run_, run_seed(options_.seed, error_run_), e.what()));
     }
   }
-  result.interrupted = stop_requested();
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return result;
+
+  void take_first_bug() {
+    // With several jobs, runs above the first bug may have run too: the result is the same
+    // as one job's, which stops at the first bug.
+    const auto& [index, outcome] = *bugs_.begin();
+    result_.runs = std::min<std::uint64_t>(result_.runs, (index - options_.shard_index) / stride() + 1);
+    result_.bug_run = index;
+    result_.verdict = CheckVerdict::bug;
+    result_.original_preemptions = count_preemptions(*main_program_, outcome.schedule);
+    // Shrinking stays inside the time limit (what is left of it), else its own 6 s.
+    const double left = options_.time_limit_s > 0 ? options_.time_limit_s - elapsed() : 6.0;
+    if (options_.shrink && left > 0.01 && !stop_requested()) {
+      result_.counterexample =
+          shrink(*main_program_, outcome, options_.timeline_lines, &result_.shrunk_preemptions, std::min(left, 6.0));
+      result_.original = make_counterexample(*main_program_, outcome, options_.timeline_lines);
+    } else {
+      result_.shrink_cut = options_.shrink;
+      result_.counterexample = make_counterexample(*main_program_, outcome, options_.timeline_lines);
+      result_.shrunk_preemptions = result_.original_preemptions;
+    }
+  }
+
+  const std::function<std::unique_ptr<Program>()>& make_program_;
+  const FuzzOptions& options_;
+  const Clock::time_point start_;
+  std::unique_ptr<Program> main_program_;
+  FuzzResult result_;
+  std::atomic<std::uint64_t> next_{0}, runs_{0}, transitions_{0}, step_limited_{0};
+  std::atomic<std::uint64_t> first_bug_{~std::uint64_t{0}};
+  std::mutex mu_;
+  std::map<std::uint64_t, Outcome> bugs_;
+  std::atomic<unsigned> active_{0};
+  std::atomic<bool> failed_{false};
+  std::uint64_t error_run_ = ~std::uint64_t{0};
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, const FuzzOptions& options) {
+  FuzzCampaign campaign(make_program, options);
+  return campaign.run();
 }
 
 }  // namespace mbcheck::sim

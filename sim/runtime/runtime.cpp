@@ -485,6 +485,27 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   limits_ = limits;
   shape_ = program.shape();
   if (auto err = launch_shape_error(shape_)) throw ProgramError(fmt::format("Program::shape(): {}", *err));
+  reset_execution_state();
+  try {
+    program.reset();
+  } catch (const std::exception& e) {
+    throw ProgramError(fmt::format("Program::reset() threw: {}", e.what()));
+  } catch (...) {
+    throw ProgramError("Program::reset() threw a non-std exception");
+  }
+  races_.reset(threads_);
+  memory_labels_.clear();
+  strategy.begin_execution();
+  main_ctx_ = boost::fibers::context::active();
+  spawn_threads();
+  run_threads();
+  outcome_.steps = steps_;
+  if (outcome_.verdict == Verdict::completed) judge_output(program);
+  return std::move(outcome_);
+}
+
+// Everything one execution leaves behind, cleared for the next (the CTAs' storage is kept).
+void Runtime::reset_execution_state() {
   agents_.clear();
   agent_at_.clear();
   barriers_.clear();
@@ -511,18 +532,10 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     cta.peer_uses.clear();
   }
   cluster_bars_.assign(shape_.ctas / shape_.cluster_size(), Rendezvous{});
-  try {
-    program.reset();
-  } catch (const std::exception& e) {
-    throw ProgramError(fmt::format("Program::reset() threw: {}", e.what()));
-  } catch (...) {
-    throw ProgramError("Program::reset() threw a non-std exception");
-  }
-  races_.reset(threads_);
-  memory_labels_.clear();
-  strategy.begin_execution();
-  main_ctx_ = boost::fibers::context::active();
+}
 
+// One fiber per device thread, on a guarded stack from the pool.
+void Runtime::spawn_threads() {
   for (std::uint32_t cta = 0; cta < shape_.ctas; ++cta) {
     for (std::uint32_t t = 0; t < shape_.threads_per_cta; ++t) {
       Agent a;
@@ -537,11 +550,13 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
       f.detach();
       Agent& born = *agent_at_[a.id];
       born.stack_lo = stacks_->last;
-      born.stack_hi = stacks_->last + limits.stack_bytes;
+      born.stack_hi = stacks_->last + limits_.stack_bytes;
     }
   }
   newborn_ = kNoAgent;
+}
 
+void Runtime::run_threads() {
   // Priming: run every thread, in order, up to its first visible operation. Code before it
   // touches nothing shared that the schedule could order differently.
   priming_ = true;
@@ -564,24 +579,22 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   to_runtime();
   // Let Boost's dispatcher free the terminated fibers (and their stacks) now.
   if (tl_scheduler->dispatcher()) switch_to(tl_scheduler->dispatcher());
+}
 
-  outcome_.steps = steps_;
-  if (outcome_.verdict == Verdict::completed) {
-    // The output check judges this schedule's output: its exception is this execution's bug.
-    try {
-      if (auto err = program.check_result()) {
-        outcome_.verdict = Verdict::assertion;
-        outcome_.message = *err;
-      }
-    } catch (const std::exception& e) {
-      outcome_.verdict = Verdict::exception;
-      outcome_.message = fmt::format("Program::check_result() threw: {}", e.what());
-    } catch (...) {
-      outcome_.verdict = Verdict::exception;
-      outcome_.message = "Program::check_result() threw a non-std exception";
+// The output check judges this schedule's output: its exception is this execution's bug.
+void Runtime::judge_output(Program& program) {
+  try {
+    if (auto err = program.check_result()) {
+      outcome_.verdict = Verdict::assertion;
+      outcome_.message = *err;
     }
+  } catch (const std::exception& e) {
+    outcome_.verdict = Verdict::exception;
+    outcome_.message = fmt::format("Program::check_result() threw: {}", e.what());
+  } catch (...) {
+    outcome_.verdict = Verdict::exception;
+    outcome_.message = "Program::check_result() threw a non-std exception";
   }
-  return std::move(outcome_);
 }
 
 }  // namespace mbcheck::sim

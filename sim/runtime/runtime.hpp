@@ -549,6 +549,12 @@ class Runtime {
   };
   std::vector<MemoryLabel> memory_labels_;  // newest last: the newest covering label wins
   void fiber_main(AgentId id);
+  // execute()'s parts: clear the last execution, start a fiber per thread, run them to the
+  // end, judge the output.
+  void reset_execution_state();
+  void spawn_threads();
+  void run_threads();
+  void judge_output(Program& program);
   void record(const Agent& a, const MbarrierState* bar);
   // Control passes into protocol code (a fiber starts or returns from a visible operation)
   // or back into the runtime's: what the watchdog watches. One writer: this OS thread.
