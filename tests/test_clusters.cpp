@@ -155,6 +155,42 @@ TEST_CASE("a CTA that exits while a peer may still arrive on its barrier is a li
   CHECK(rt.execute(prog, replay).verdict == Verdict::lifetime);
 }
 
+TEST_CASE("a peer's counter op whose phase the CTA saw complete is no longer outstanding at its exit",
+          "[cluster][lifetime]") {
+  // Rank 0's complete_tx on rank 1's barrier is .relaxed: nothing orders it before rank 1's
+  // exit by happens-before, but rank 1's wait saw the phase it counted in complete, so it has
+  // been performed (CUTLASS's warp-specialized tests at 2x1 do this).
+  FunctionProgram prog(cluster(2, 1, 1), [] {
+    init_for_peers(1);
+    if (P::cluster_ctarank() == 1) {
+      P::mbarrier_arrive_expect_tx(bar0(), 16);
+      P::mbarrier_wait_parity(bar0(), 0);
+    } else {
+      P::mbarrier_complete_tx_cluster(bar0(), 1, 16);
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  if (r.bug) FAIL(r.bug->message);
+  CHECK(r.stats.complete);
+}
+
+TEST_CASE("a peer's counter op in a phase the CTA never saw complete is still a lifetime bug", "[cluster][lifetime]") {
+  // Rank 1 completes phase 0 itself and waits for it; rank 0's arrive counts in phase 0 (it
+  // completes it) or, after rank 1's arrive, in phase 1, which nobody in rank 1 sees complete.
+  FunctionProgram prog(cluster(2, 1, 1), [] {
+    init_for_peers(1);
+    if (P::cluster_ctarank() == 1) {
+      P::mbarrier_arrive(bar0());
+      P::mbarrier_wait_parity(bar0(), 0);
+    } else {
+      P::mbarrier_arrive_cluster(bar0(), 1);
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::lifetime);
+}
+
 TEST_CASE("a peer's stores to a CTA's shared memory must happen before that CTA exits", "[cluster][lifetime]") {
   SECTION("no ordering: lifetime") {
     FunctionProgram prog(cluster(2, 1, 1), [] {

@@ -238,3 +238,102 @@ TEST_CASE("a bar.sync waiter is answered by its generation however many followed
   CHECK_FALSE(r.bug);
   CHECK(r.stats.complete);
 }
+
+// Barrier 0: __syncthreads() is bar.sync 0, so bar.sync / bar.arrive 0 with the CTA's thread
+// count meet it (PTX: the forms of one id may be mixed with the same count).
+TEST_CASE("bar.arrive 0 over the CTA's threads publishes to a thread in sync_threads", "[named][block-sync]") {
+  FunctionProgram prog(warps(2), [] {
+    if (P::warp_idx() == 0) {
+      P::store(smem_word(static_cast<int>(P::lane_idx())), std::int64_t{10} + P::lane_idx());
+      P::bar_arrive(0, 8);
+    } else {
+      P::sync_threads();
+      for (int i = 0; i < 4; ++i) P::check(P::load(smem_word(i)) == 10 + i, "published word");
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  if (r.bug) FAIL(r.bug->message);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("bar.sync 0 over the CTA's threads and sync_threads are one barrier", "[named][block-sync]") {
+  FunctionProgram prog(warps(2), [] {
+    if (P::warp_idx() == 0) {
+      P::store(smem_word(static_cast<int>(P::lane_idx())), std::int64_t{1});
+      P::bar_sync(0, 8);
+      (void)P::load(smem_word(static_cast<int>(4 + P::lane_idx())));
+    } else {
+      P::store(smem_word(static_cast<int>(P::thread_idx())), std::int64_t{2});
+      P::sync_threads();
+      (void)P::load(smem_word(static_cast<int>(P::lane_idx())));
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  if (r.bug) FAIL(r.bug->message);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("barrier 0: a store after bar.arrive 0 still races with the reader", "[named][block-sync][race]") {
+  FunctionProgram prog(warps(2), [] {
+    if (P::warp_idx() == 0) {
+      P::bar_arrive(0, 8);
+      P::store(smem_word(static_cast<int>(P::lane_idx())), std::int64_t{1});
+    } else {
+      P::sync_threads();
+      (void)P::load(smem_word(static_cast<int>(P::lane_idx())));
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::race);
+}
+
+TEST_CASE("barrier 0: arriving twice before the generation completes is found", "[named][block-sync][misuse]") {
+  // Warp 0 arrives for two generations without waiting; warp 1 syncs twice. When warp 0's
+  // second arrive comes before warp 1's first sync, it counts in the first generation.
+  FunctionProgram prog(warps(2), [] {
+    if (P::warp_idx() == 0) {
+      P::bar_arrive(0, 8);
+      P::bar_arrive(0, 8);
+    } else {
+      P::sync_threads();
+      P::sync_threads();
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::misuse);
+  CHECK_THAT(r.bug->message, Catch::Contains("second time"));
+}
+
+TEST_CASE("barrier 0: uses over all threads and over fewer disagree on the count", "[named][block-sync][misuse]") {
+  FunctionProgram prog(warps(2), [] {
+    if (P::warp_idx() == 0) P::bar_sync(0, 4);
+    P::sync_threads();
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::misuse);
+  CHECK_THAT(r.bug->message, Catch::Contains("disagree on the count"));
+}
+
+TEST_CASE("barrier 0: exits release sync_threads, not bar.sync 0 with a count", "[named][block-sync][deadlock]") {
+  const bool counted = GENERATE(false, true);
+  FunctionProgram prog(warps(2), [counted] {
+    if (P::warp_idx() == 1) return;  // the whole warp exits
+    if (counted)
+      P::bar_sync(0, 8);
+    else
+      P::sync_threads();
+  });
+  const ExploreResult r = explore_all(prog);
+  INFO("counted: " << counted);
+  if (counted) {
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::deadlock);
+  } else {
+    CHECK_FALSE(r.bug);
+  }
+}

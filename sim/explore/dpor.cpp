@@ -184,6 +184,7 @@ void DporSearch::classify(const Runtime& rt, const StepInfo& step, Event& e, std
   const Op& op = step.op;
   if (is_atomic(op.kind)) return classify_atomic(step, e, early, groups);
   if (op.info().dependence == Dependence::block_sync) return classify_block_sync(rt, step, forced);
+  if (op.info().dependence == Dependence::block_arrive) return classify_block_arrive(rt, step, groups);
   if (op.info().dependence == Dependence::group_wait) return classify_group_wait(rt, step, forced);
   if (!on_barrier(op)) return;
   if (const Agent& me = rt.agent(step.agent); !me.tracked.empty()) {
@@ -221,27 +222,39 @@ void DporSearch::classify_atomic(const StepInfo& step, Event& e, std::vector<std
   // a failed cas still read: it conflicts with writes only (handled above)
 }
 
-// Every thread leaves the sync after every live thread arrived: join their clocks, and those
-// of the threads whose exit let it go (they had to finish first).
+// Every waiter leaves barrier 0 after every live thread arrived: join the events of its
+// generation's waiters (their last before the release), its bar.arrive arrivals, and the threads
+// whose exit let it go (they had to finish first).
 void DporSearch::classify_block_sync(const Runtime& rt, const StepInfo& step, std::vector<const Summary*>& forced) {
   const Agent& me = rt.agent(step.agent);
   auto& sj = sync_join_[me.cta];
-  if (sj.remaining == 0) {
+  const std::uint64_t release = rt.sync_release_step(me.cta);
+  if (sj.release != release) {  // the first waiter of a newly released generation
+    sj.release = release;
     sj.clock.clear();
-    sj.remaining = 0;
-    const std::uint64_t release = rt.sync_release_step(me.cta);
-    for (std::size_t id = 0; id < rt.agent_count(); ++id) {
-      const Agent& a = rt.agent(static_cast<AgentId>(id));
-      if (a.kind != Agent::Kind::thread || a.cta != me.cta) continue;
-      const bool finished = a.state == Agent::State::finished;
-      if (!finished && a.op.kind != OpKind::block_sync) continue;
-      if (!finished) ++sj.remaining;
+    auto join_last = [&](AgentId id) {
       if (id < last_event_.size() && last_event_[id] >= 0 && static_cast<std::uint64_t>(last_event_[id]) < release)
         arena_.join_into(events_[last_event_[id]], sj.clock.dense);
+    };
+    for (AgentId id : rt.sync_released_waiters(me.cta)) join_last(id);
+    for (std::size_t id = 0; id < rt.agent_count(); ++id) {
+      const Agent& a = rt.agent(static_cast<AgentId>(id));
+      if (a.kind == Agent::Kind::thread && a.cta == me.cta && a.state == Agent::State::finished)
+        join_last(static_cast<AgentId>(id));
     }
+    for (const BlockArrival& b : rt.sync_released_arrivals(me.cta))
+      if (b.step >= 1 && b.step - 1 < n_events_) arena_.join_into(events_[b.step - 1], sj.clock.dense);
   }
   forced.push_back(&sj.clock);
-  --sj.remaining;
+}
+
+// bar.arrive 0 arrives in the generation open now: run before the completion of the one
+// before, it would have arrived in that one (a second arrival of its thread there is a misuse).
+void DporSearch::classify_block_arrive(const Runtime& rt, const StepInfo& step, std::vector<Group>& groups) {
+  const std::uint64_t release = rt.sync_release_step(rt.agent(step.agent).cta);
+  block_prev_.clear();
+  if (release >= 1 && release - 1 < n_events_) block_prev_.push_back(static_cast<std::uint32_t>(release - 1));
+  groups.push_back({all_of(block_prev_), nullptr});
 }
 
 // It waits for the members of its owner's groups of its family (its bulk stores, its

@@ -177,6 +177,8 @@ class DporSearch final : public Strategy, public StepObserver {
   // of the threads whose exit let it go (they had to finish first).
   void classify_block_sync(const Runtime& rt, const StepInfo& step, std::vector<const Summary*>& forced);
 
+  void classify_block_arrive(const Runtime& rt, const StepInfo& step, std::vector<Group>& groups);
+
   // It waits for the members of its owner's groups of its family (its bulk stores, its
   // cp.asyncs, its warp group's wgmma operand reads) in every committed group but the newest N.
   void classify_group_wait(const Runtime& rt, const StepInfo& step, std::vector<const Summary*>& forced);
@@ -210,7 +212,7 @@ class DporSearch final : public Strategy, public StepObserver {
 
   struct SyncJoin {
     Summary clock;
-    std::uint32_t remaining = 0;
+    std::uint64_t release = 0;  // the release step the clock was built for
   };
 
   std::size_t depth_ = 0;
@@ -223,7 +225,8 @@ class DporSearch final : public Strategy, public StepObserver {
   const Summary* watch_base_ = nullptr;                  // the completed phase's counter ops
   VClock completion_clock_;
   Summary wait_join_;
-  Summary arrive_join_;  // an async arrive: the join of the copies it tracks
+  std::vector<std::uint32_t> block_prev_;  // the completion of barrier 0's generation before
+  Summary arrive_join_;                    // an async arrive: the join of the copies it tracks
   Event blocked_event_;
   VClock blocked_clock_;
   VClock acc_;                                     // the clock of the event on_step is building

@@ -156,6 +156,14 @@ inline bool independent_now(const Agent& p, const Agent& q) {
     if (!is_atomic(p.op.kind) || !is_atomic(q.op.kind) || p.op.addr != q.op.addr) return true;
     return p.op.kind == OpKind::atomic_load && q.op.kind == OpKind::atomic_load;
   }
+  if (p.op.info().dependence == Dependence::block_arrive || q.op.info().dependence == Dependence::block_arrive) {
+    // bar.arrive 0 against another use of its CTA's barrier 0: one of them may complete the
+    // generation the other arrives in.
+    const auto is_block = [](const Op& o) {
+      return o.info().dependence == Dependence::block_arrive || o.info().dependence == Dependence::block_sync;
+    };
+    return !(is_block(p.op) && is_block(q.op) && p.cta == q.cta);
+  }
   if (!on_barrier(p.op) || !on_barrier(q.op) || p.op.bar != q.op.bar) return true;
   const MbarrierState& b = *p.op.bar;
   if (!b.is_live()) return false;

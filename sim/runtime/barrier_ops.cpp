@@ -188,10 +188,4 @@ std::uint32_t Runtime::pending_count(const MbarrierToken& token) {
   return perform([&] { return MbarrierState::pending_count(token); });
 }
 
-void Runtime::block_sync() {
-  if (!schedule_point({OpKind::block_sync})) return;
-  record(*current_, nullptr);
-  observe({current_->id, current_->op});
-}
-
 }  // namespace mbcheck::sim

@@ -8,7 +8,9 @@
 //    barriers, land a multicast in it or touch its shared memory. Judged by happens-before, as
 //    races are: each peer use must happen before the exit of some thread of that CTA (CUTLASS's
 //    producer_tail makes the producer wait for the last releases of its stages), otherwise
-//    another schedule lets the CTA exit first.
+//    another schedule lets the CTA exit first. A peer's counter op (arrive, complete_tx, a
+//    multicast landing) is also done once a thread of the CTA saw its phase complete before
+//    exiting: the op has been performed, though a .relaxed complete_tx orders nothing.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,7 +90,7 @@ std::string Runtime::describe_use(const CtaInfo::PeerUse& use) const {
 bool Runtime::peer_use(const Agent& user, std::uint32_t cta, const char* verb, const MbarrierState* bar,
                        const void* addr) {
   CtaInfo& target = ctas_[cta];
-  const CtaInfo::PeerUse use{races_.now(user.id), steps_, verb, bar, addr};
+  CtaInfo::PeerUse use{races_.now(user.id), steps_, verb, bar, addr};
   if (target.live_threads == 0) {
     end(Verdict::lifetime,
         fmt::format("{}: {}: cta {} has exited, its shared memory is gone (a CTA must wait for its peers' last "
@@ -97,18 +99,47 @@ bool Runtime::peer_use(const Agent& user, std::uint32_t cta, const char* verb, c
     outcome_.culprits = {user.id};
     return false;
   }
-  target.peer_uses[user.id] = use;
+  CtaInfo::PeerUses& uses = target.peer_uses[user.id];
+  uses.newest = use;
+  if (!bar) {
+    uses.access = use;
+    return true;
+  }
+  use.phase = bar->phase;  // called before the op applies: the phase it counts in
+  auto same = std::find_if(uses.counter_ops.begin(), uses.counter_ops.end(),
+                           [bar](const CtaInfo::PeerUse& u) { return u.bar == bar; });
+  if (same == uses.counter_ops.end())
+    uses.counter_ops.push_back(use);
+  else
+    *same = use;
   return true;
+}
+
+// A thread of the CTA exits: a peer's counter op on one of its barriers whose phase this
+// thread saw complete (through happens-before: its own wait, or what flowed to it) was performed.
+void Runtime::note_performed_peer_ops(const Agent& exiting) {
+  for (auto& [agent, uses] : ctas_[exiting.cta].peer_uses)
+    for (CtaInfo::PeerUse& u : uses.counter_ops)
+      if (!u.performed && u.bar->is_live() && races_.known_phase(exiting.id, u.bar->id) >= u.phase) u.performed = true;
 }
 
 void Runtime::cta_exited(std::uint32_t cta) {
   CtaInfo& c = ctas_[cta];
-  for (const auto& [agent, use] : c.peer_uses) {
-    if (agent < c.exit_clock.size() && c.exit_clock[agent] >= use.clock) continue;
+  auto before_exit = [&](AgentId agent, const CtaInfo::PeerUse& use) {
+    return agent < c.exit_clock.size() && c.exit_clock[agent] >= use.clock;
+  };
+  for (const auto& [agent, uses] : c.peer_uses) {
+    if (before_exit(agent, uses.newest)) continue;
+    const CtaInfo::PeerUse* late = nullptr;
+    if (uses.access && !before_exit(agent, *uses.access)) late = &*uses.access;
+    for (const CtaInfo::PeerUse& u : uses.counter_ops)
+      if (!late && !u.performed && !before_exit(agent, u)) late = &u;
+    if (!late) continue;
     end(Verdict::lifetime,
         fmt::format("cta {} exits (step {}) while {} may still use its shared memory: its {} (step {}) happens before "
-                    "the exit of no thread of cta {}, so in another schedule it comes after the CTA is gone",
-                    cta, steps_, describe_agent(agent), describe_use(use), use.step, cta));
+                    "the exit of no thread of cta {}{}, so in another schedule it comes after the CTA is gone",
+                    cta, steps_, describe_agent(agent), describe_use(*late), late->step, cta,
+                    late->bar ? fmt::format(" and no thread of it saw phase {} complete", late->phase) : ""));
     outcome_.culprits = {agent};
     return;
   }

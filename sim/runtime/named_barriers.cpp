@@ -66,6 +66,12 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
     misuse(fmt::format("the thread count must be a positive multiple of the warp size ({}) and at most the CTA's {}",
                        ws, cta_threads));
   CtaInfo& cta = ctas_[a.cta];
+  if (id == 0 && count == block_thread_count() && !red) return block_barrier(count, sync);  // __syncthreads' barrier
+  if (id == 0 && cta.block_used)
+    misuse(
+        fmt::format("barrier 0 is used over all the CTA's {} threads (sync_threads, or bar.sync/bar.arrive 0, {}): "
+                    "uses of one id disagree on the count",
+                    block_thread_count(), block_thread_count()));
   MbarrierState& bar = cta.named[id];
   BarrierInfo& bi = info(bar);
   if (!bar.is_live()) {

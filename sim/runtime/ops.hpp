@@ -43,6 +43,7 @@ enum class Dependence : std::uint8_t {
   atomic,
   group_wait,
   block_sync,
+  block_arrive,
 };
 
 // The per-thread (wgmma: per warp group) async-group families: members issued, committed by

@@ -76,6 +76,7 @@ void RaceDetector::reset(std::size_t agents) {
   for (Released& r : released_) r = Released{};
   shared_reads_.clear();
   fenced_.assign(agents, 0);
+  block_arrivals_.clear();
   for (std::size_t k = 0; k < kGroupKinds; ++k) {
     groups_done_[k].assign(agents, {});
     done_uncommitted_[k].assign(agents, {});
@@ -159,9 +160,22 @@ void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase)
   }
 }
 
-void RaceDetector::join_all(const std::vector<AgentId>& agents) {
+void RaceDetector::block_arrive(AgentId a, std::uint32_t key) {
+  if (block_arrivals_.size() <= key) block_arrivals_.resize(key + 1);
+  join(block_arrivals_[key].first, clocks_[a]);
+  join_knowledge(block_arrivals_[key].second, knowledge(a));
+  ++clocks_[a][a];  // what a does next is not covered by this arrival
+}
+
+void RaceDetector::join_all(const std::vector<AgentId>& agents, std::uint32_t key) {
   std::vector<std::uint32_t> all;
   Knowledge known;
+  if (key < block_arrivals_.size()) {
+    all = std::move(block_arrivals_[key].first);
+    known = std::move(block_arrivals_[key].second);
+    block_arrivals_[key].first.clear();
+    block_arrivals_[key].second.clear();
+  }
   for (AgentId a : agents) {
     join(all, clocks_[a]);
     join_knowledge(known, known_[a]);

@@ -45,8 +45,12 @@ class RaceDetector {
   // Releases only what `a` itself did (a copy landing: its own writes, not its issuer's past).
   void release_own(AgentId a, std::uint32_t barrier, std::int64_t phase);
   void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase);
-  void join_all(const std::vector<AgentId>& agents);  // sync_threads
-  void fence_async(AgentId a);                        // fence.proxy.async by a
+  // Barrier 0 of a CTA (sync_threads, bar.sync / bar.arrive 0 over all its threads): an
+  // arrive-only thread's past goes into the generation (`key`: the CTA); at the release every
+  // waiter joins the waiters' and those arrivals' clocks.
+  void block_arrive(AgentId a, std::uint32_t key);
+  void join_all(const std::vector<AgentId>& agents, std::uint32_t key);
+  void fence_async(AgentId a);  // fence.proxy.async by a
   // Async-groups, per owner and family (sim/runtime/async_groups.hpp): `member` of group
   // `group` of `owner` is done (~0u: not committed yet).
   void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group);
@@ -141,6 +145,7 @@ class RaceDetector {
   Page* cached_ = nullptr;
   std::uint32_t generation_ = 0;
   std::vector<std::vector<Epoch>> shared_reads_;
+  std::vector<std::pair<VClock, Knowledge>> block_arrivals_;  // per CTA: this generation's bar.arrive 0
   std::vector<std::uint32_t> fenced_;  // per agent: its generic writes up to this epoch are fenced
   // per kind, issuing thread and async-group: the join of its done members' clocks
   std::vector<std::vector<VClock>> groups_done_[kGroupKinds];

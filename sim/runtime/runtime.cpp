@@ -194,18 +194,7 @@ bool Runtime::is_enabled_now(const Agent& a) const {
 }
 
 void Runtime::announce(Agent& a) {
-  if (a.op.kind == OpKind::block_sync) {
-    CtaInfo& cta = ctas_[a.cta];
-    cta.at_sync.push_back(a.id);
-    a.state = Agent::State::blocked;
-    if (cta.at_sync.size() == cta.live_threads) {
-      cta.release_step = steps_;
-      races_.join_all(cta.at_sync);
-      for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
-      cta.at_sync.clear();
-    }
-    return;
-  }
+  if (a.op.info().dependence == Dependence::block_sync) return block_wait_arrive(a);
   if (is_enabled_now(a)) {
     add_enabled(a);
     if (is_blocking_wait(a.op) && (!a.op.bar->is_live() || a.op.arg >= a.op.bar->phase))
@@ -367,9 +356,10 @@ void Runtime::end_blocked() {
     if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished) continue;
     ++blocked;
     std::string what;
-    if (a.op.kind == OpKind::block_sync) {
+    if (a.op.info().dependence == Dependence::block_sync) {
       const CtaInfo& cta = ctas_[a.cta];
-      what = fmt::format("wait at sync_threads ({} of {} live threads arrived)", cta.at_sync.size(), cta.live_threads);
+      what = fmt::format("wait at {} ({} of {} live threads waiting, {} arrived by bar.arrive)", describe_op(a),
+                         cta.at_sync.size(), cta.live_threads, cta.block_arrivals.size());
     } else if (!info_of(*a.op.bar).collective.empty()) {
       what = describe_op(a);
     } else {
@@ -420,14 +410,10 @@ void Runtime::thread_finished(Agent& a) {
     const auto& mine = races_.clock(a.id);
     if (cta.exit_clock.size() < mine.size()) cta.exit_clock.resize(mine.size(), 0);
     for (std::size_t i = 0; i < mine.size(); ++i) cta.exit_clock[i] = std::max(cta.exit_clock[i], mine[i]);
+    note_performed_peer_ops(a);
     if (cta.live_threads == 0) cta_exited(a.cta);
   }
-  if (!cta.at_sync.empty() && cta.at_sync.size() == cta.live_threads) {
-    cta.release_step = steps_;
-    races_.join_all(cta.at_sync);
-    for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
-    cta.at_sync.clear();
-  }
+  if (!over_) release_block_if_complete(a.cta);  // the exit may be what barrier 0 waited for
 }
 
 void Runtime::fiber_main(AgentId id) {
@@ -524,6 +510,11 @@ void Runtime::reset_execution_state() {
     cta.smem.assign(shape_.smem_bytes + 128, 0);
     cta.live_threads = shape_.threads_per_cta;
     cta.at_sync.clear();
+    cta.block_arrivals.clear();
+    cta.released_arrivals.clear();
+    cta.released_waiters.clear();
+    cta.all_threads_form = cta.block_used = false;
+    cta.release_step = 0;
     for (MbarrierState& nb : cta.named) nb = MbarrierState{};
     for (std::uint32_t id = 0; id < kNamedBarriers; ++id)
       for (int slot = 0; slot < 2; ++slot) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;

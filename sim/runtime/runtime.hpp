@@ -142,6 +142,12 @@ class Strategy {
 };
 
 // What one step did, reported right after it (the explorer builds its events from these).
+// An arrival at a CTA's barrier 0 by bar.arrive (it goes on): who, and in which step (1-based).
+struct BlockArrival {
+  AgentId agent;
+  std::uint64_t step;
+};
+
 struct StepInfo {
   AgentId agent = kNoAgent;
   Op op;                            // the operation performed
@@ -321,6 +327,11 @@ class Runtime {
   // The step (1-based) that let the CTA's last sync_threads go (its last arrival or the
   // exit of the last thread it waited for).
   std::uint64_t sync_release_step(std::uint32_t cta) const { return ctas_[cta].release_step; }
+  // The bar.arrive 0 arrivals of the CTA's generation released last (agent, 1-based step).
+  const std::vector<BlockArrival>& sync_released_arrivals(std::uint32_t cta) const {
+    return ctas_[cta].released_arrivals;
+  }
+  const std::vector<AgentId>& sync_released_waiters(std::uint32_t cta) const { return ctas_[cta].released_waiters; }
 
   // --- for HostPlatform (the calling fiber's thread) ------------------------------------
   const Agent& self() const { return *current_; }
@@ -384,6 +395,8 @@ class Runtime {
   void wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes);
   void fence_proxy_async();  // generic-proxy writes so far become visible to the async proxy
   void block_sync();
+  // bar.sync / bar.arrive 0 with the CTA's thread count (named_barrier routes them here).
+  void block_barrier(std::uint32_t count, bool sync);
   // bar.arrive / bar.sync on the CTA's named barrier `id` for `count` threads (sim/runtime/barrier_ops.cpp).
   void named_barrier(std::uint32_t id, std::uint32_t count, bool sync);
   // bar.red.{popc,and,or}: bar.sync that also reduces every participant's predicate over the
@@ -437,8 +450,12 @@ class Runtime {
   struct CtaInfo {
     std::vector<unsigned char> smem;
     std::map<std::pair<std::uint32_t, std::uint32_t>, Rendezvous> collectives;  // (group, mask)
-    // Lifetime: the join of its exited threads' clocks, and per peer agent the newest of its
-    // uses of this CTA's shared memory (an older use is ordered before an exit if a newer is).
+    // Lifetime: the join of its exited threads' clocks, and per peer agent its uses of this
+    // CTA's shared memory that the exit must come after: the newest use of any kind (an
+    // older use is ordered before an exit if a newer is), the newest memory access, and per
+    // barrier the newest counter op (arrive, complete_tx, a multicast landing). A counter op
+    // needs no happens-before (a complete_tx is .relaxed): once a thread of the CTA has seen
+    // the phase it counted in complete, it has been performed (cluster.cpp, cta_exited).
     std::vector<std::uint32_t> exit_clock;
     struct PeerUse {
       std::uint32_t clock = 0;
@@ -446,15 +463,29 @@ class Runtime {
       const char* verb = "";  // with the barrier or address, what reports say it did
       const MbarrierState* bar = nullptr;
       const void* addr = nullptr;
+      std::int64_t phase = 0;  // a counter op: the phase it counted in
+      bool performed = false;  // a counter op whose phase a thread of the CTA saw complete
     };
-    std::map<AgentId, PeerUse> peer_uses;
+    struct PeerUses {
+      PeerUse newest;
+      std::optional<PeerUse> access;
+      std::vector<PeerUse> counter_ops;  // one per barrier, the newest
+    };
+    std::map<AgentId, PeerUses> peer_uses;
     MbarrierState named[kNamedBarriers];  // the counters behind bar.sync / bar.arrive
     // bar.red: per id and generation parity, the true predicates and the participants so far
     // (a generation's reduction is complete when it is; the slot is reused two generations on)
     std::uint32_t red_true[kNamedBarriers][2] = {}, red_seen[kNamedBarriers][2] = {};
     std::uint32_t live_threads = 0;
+    // Barrier 0 over all the threads (sim/runtime/block_sync.cpp): this generation's waiters
+    // and bar.arrive arrivals, whether a count-less waiter (sync_threads) is among them, and
+    // the arrivals of the generation released last (the search joins them into its waiters).
     std::vector<AgentId> at_sync;
-    std::uint64_t release_step = 0;  // the step that released the last sync_threads
+    std::vector<BlockArrival> block_arrivals, released_arrivals;
+    std::vector<AgentId> released_waiters;
+    bool all_threads_form = false;
+    bool block_used = false;         // id 0 was used over all the threads in this execution
+    std::uint64_t release_step = 0;  // the step that released barrier 0's last generation
   };
   struct Aborted {};  // unwinds a fiber once the execution is over
   struct DeferredTry {
@@ -478,6 +509,7 @@ class Runtime {
   // ends the execution if that CTA exited; else remembered for the check at its exit.
   bool peer_use(const Agent& user, std::uint32_t cta, const char* verb, const MbarrierState* bar, const void* addr);
   std::string describe_use(const CtaInfo::PeerUse& use) const;
+  void note_performed_peer_ops(const Agent& exiting);
   void cta_exited(std::uint32_t cta);  // its last thread finished: every peer use before its exit?
   void cluster_barrier_exit();         // an exiting thread leaves the cluster barrier's count
   MbarrierState& cluster_barrier();    // the current thread's cluster's, made at its first use
@@ -549,6 +581,14 @@ class Runtime {
   };
   std::vector<MemoryLabel> memory_labels_;  // newest last: the newest covering label wins
   void fiber_main(AgentId id);
+  // Barrier 0 (sim/runtime/block_sync.cpp).
+  std::uint32_t block_thread_count() const;
+  bool block_arrived(const CtaInfo& cta, AgentId id) const;
+  bool block_count_agrees(Agent& a, const char* form, std::uint32_t count);
+  void double_block_arrival(Agent& a);
+  void block_wait_arrive(Agent& a);
+  bool block_generation_complete(std::uint32_t cta_index) const;
+  void release_block_if_complete(std::uint32_t cta_index);
   // execute()'s parts: clear the last execution, start a fiber per thread, run them to the
   // end, judge the output.
   void reset_execution_state();
