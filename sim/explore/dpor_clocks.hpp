@@ -63,7 +63,9 @@ class PagedWords {
     const std::uint64_t off = used_;
     used_ += n;
     if (used_ > std::uint64_t{0xffffffff}) throw std::bad_alloc();  // offsets are 32-bit
-    while (pages_.size() <= ((off + n - 1) >> bits_)) pages_.push_back(std::make_unique<std::uint32_t[]>(page));
+    while (pages_.size() <= ((off + n - 1) >> bits_))
+      pages_.push_back(
+          std::make_unique_for_overwrite<std::uint32_t[]>(page));  // untouched words cost nothing (no zeroing)
     return static_cast<std::uint32_t>(off);
   }
   std::uint32_t* at(std::uint32_t off) { return pages_[off >> bits_].get() + (off & ((1u << bits_) - 1)); }
