@@ -1,0 +1,168 @@
+// What one execution is made of and gives back, as the strategies, observers and reports see
+// it: the verdict and outcome, the trace, the launch shape and Program, the Strategy and
+// StepObserver interfaces and the run limits (the runtime that drives them: runtime.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/runtime/mbarrier.hpp"
+#include "sim/runtime/ops.hpp"
+#include "spec/platform.hpp"
+
+namespace mbcheck::sim {
+
+inline constexpr AgentId kNoAgent = ~AgentId{0};
+
+// What try_wait_status returns: which deferred try_wait it was (Runtime's table of them).
+struct TryWaitStatus {
+  std::uint64_t id = 0;  // 0: no try_wait made it
+};
+
+// How one execution ended.
+enum class Verdict : std::uint8_t {
+  completed,   // every thread finished (the protocol's own result check may still fail)
+  deadlock,    // no agent enabled, some unfinished
+  livelock,    // as deadlock, but some thread spins on test_wait/try_wait forever
+  race,        // two accesses to one word, one a write, not ordered by happens-before
+  misuse,      // a barrier rule was broken (see misuse kind)
+  aliasing,    // a wait for a phase that is neither current nor preceding
+  assertion,   // P::check failed, or the output differs from the reference
+  lifetime,    // a CTA can exit while a peer still arrives on its barriers or touches its smem
+  exception,   // protocol code threw
+  step_limit,  // more steps than allowed
+  diverged,    // replay: the protocol did not do what the schedule recorded
+  pruned,      // the strategy stopped the execution (redundant for the search): not a bug
+};
+const char* to_string(Verdict v);
+inline bool is_bug(Verdict v) { return v != Verdict::completed && v != Verdict::pruned; }
+
+struct Outcome {
+  Verdict verdict = Verdict::completed;
+  std::optional<MisuseKind> misuse;
+  std::string message;               // one line, the cause
+  std::vector<std::string> details;  // e.g. one line per group of blocked threads
+  std::vector<AgentId> schedule;     // the agent chosen at each step: replays this execution
+  std::uint64_t steps = 0;
+  std::vector<AgentId> culprits;  // the agents the cause names (for the timeline)
+};
+
+// One step of a recorded execution (RunLimits::record_trace).
+struct TraceEntry {
+  std::uint64_t step = 0;
+  AgentId agent = kNoAgent;
+  std::string who;       // "thread 37 (warp 1 lane 5)"
+  std::string barrier;   // name of the barrier it touched, if any
+  std::string what;      // "arrive empty[1]  => phase 0, pending 127/128, tx 0"
+  std::string where;     // the protocol's source line: "spec/kernels/tma_pipeline.hpp:97" ("" if unknown)
+  std::string function;  // the function that made the call
+};
+
+// A source file as reports show it (relative to the working directory or mbcheck's tree).
+std::string source_path(const char* file);
+// Fills a trace entry's source line from the call site its agent announced (none: left empty).
+void name_site(TraceEntry& t, const CallSite& site);
+
+// What one execution launches: a grid of CTAs of threads, each CTA with its own zeroed
+// dynamic shared memory.
+struct LaunchShape {
+  std::uint32_t ctas = 1;
+  std::uint32_t threads_per_cta = 1;
+  std::uint32_t warp_size = 32;
+  std::size_t smem_bytes = 0;
+  std::uint32_t copy_pieces = 1;  // each bulk copy lands in this many pieces (complete_tx each)
+  // Thread block clusters of cluster_x by cluster_y CTAs (at most 16, dividing ctas): CTA c is
+  // rank c % size of cluster c / size, at (rank % cluster_x, rank / cluster_x) in it.
+  std::uint32_t cluster_x = 1, cluster_y = 1;
+  std::uint32_t cluster_size() const { return cluster_x * cluster_y; }
+};
+// Why `shape` cannot be launched (a cluster that does not divide the grid, ...), or nullopt.
+std::optional<std::string> launch_shape_error(const LaunchShape& shape);
+
+// A protocol as the runtime sees it. The same object runs many executions.
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual LaunchShape shape() const = 0;
+  virtual void reset() = 0;        // fresh global memory before each execution
+  virtual void thread_main() = 0;  // the kernel, for the current thread (HostPlatform)
+  // After a completed execution: an error message if the output is wrong.
+  virtual std::optional<std::string> check_result() { return std::nullopt; }
+};
+
+class Runtime;
+
+// Returned by Strategy::choose to end the execution as "pruned" (e.g. sleep-set blocked).
+inline constexpr AgentId kStopExecution = kNoAgent - 1;
+
+// Picks the agent that runs next. The runtime asks at every scheduling point with at least
+// one enabled agent; the choice must be one of rt.enabled() (or kStopExecution).
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual void begin_execution() {}
+  virtual AgentId choose(const Runtime& rt) = 0;
+};
+
+// What one step did, reported right after it (the explorer builds its events from these).
+// An arrival at a CTA's barrier 0 by bar.arrive (it goes on): who, and in which step (1-based).
+struct BlockArrival {
+  AgentId agent;
+  std::uint64_t step;
+};
+
+struct StepInfo {
+  AgentId agent = kNoAgent;
+  Op op;                            // the operation performed
+  std::int64_t phase_before = 0;    // barrier ops: the barrier's phase when it ran
+  bool completed = false;           // it completed the barrier's phase
+  bool result = false;              // test_wait/try_wait: the answer
+  std::int64_t value = 0;           // atomics: the value read (load/fetch_add/cas)
+  bool wrote = false;               // atomics: whether it wrote (cas may not)
+  AgentId spawned = kNoAgent;       // bulk_copy: the first copy agent it created
+  std::uint32_t spawned_count = 0;  // how many (a multicast makes one per destination CTA)
+};
+
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void on_step(const Runtime& rt, const StepInfo& step) = 0;
+  // The execution ends with threads blocked (deadlock or livelock); they are still there.
+  virtual void on_blocked(const Runtime&) {}
+};
+
+// The fiber stack size every RunLimits starts with: 64 KiB unless set_default_stack_bytes
+// changed it (the CLI's --stack-size sets it once, so that the search, the shrinker and every
+// replay of a counterexample run with the same stacks).
+std::size_t default_stack_bytes();
+void set_default_stack_bytes(std::size_t bytes);  // throws std::invalid_argument, as below
+// Why `bytes` is not a valid fiber stack size (a multiple of the page size, 16 KiB to
+// 16 MiB), or nullopt.
+std::optional<std::string> stack_size_error(std::size_t bytes);
+
+struct RunLimits {
+  std::uint64_t max_steps = 10'000'000;
+  bool record_trace = false;  // keep a line per step (replay output)
+  // Loads and stores one thread may make between two visible operations before the step
+  // counts as endless (a loop that never reaches a barrier operation).
+  std::uint64_t max_accesses_per_step = 50'000'000;
+  // Each thread's fiber stack, with a guard region below it: overflowing it ends the
+  // process with a report naming the thread (sim/runtime/crash.hpp). execute() throws
+  // std::invalid_argument for a size stack_size_error rejects.
+  std::size_t stack_bytes = default_stack_bytes();
+  // Wall-clock seconds one thread may run protocol code without calling into the runtime
+  // (no visible operation, P::load or P::store: a loop that max_accesses_per_step cannot
+  // end): past it a watchdog names the thread and ends the process with status 1
+  // (sim/runtime/crash.hpp). 0: no limit.
+  double watchdog_seconds = 10;
+};
+
+// Program::reset() threw: the harness, not a schedule, is broken (execute() throws this).
+struct ProgramError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace mbcheck::sim
