@@ -30,11 +30,7 @@ std::uint32_t Runtime::block_thread_count() const {
   return (shape_.threads_per_cta + ws - 1) / ws * ws;
 }
 
-bool Runtime::block_arrived(const CtaInfo& cta, AgentId id) const {
-  return std::any_of(cta.block_arrivals.begin(), cta.block_arrivals.end(),
-                     [id](const BlockArrival& b) { return b.agent == id; }) ||
-         std::find(cta.at_sync.begin(), cta.at_sync.end(), id) != cta.at_sync.end();
-}
+bool Runtime::block_arrived(const CtaInfo& cta, AgentId id) const { return cta.in_generation[agent_at_[id]->thread]; }
 
 // Barrier 0 with an explicit count must not meet the other count of id 0 (named barrier).
 bool Runtime::block_count_agrees(Agent& a, const char* form, std::uint32_t count) {
@@ -44,9 +40,9 @@ bool Runtime::block_count_agrees(Agent& a, const char* form, std::uint32_t count
     return true;
   }
   end(Verdict::misuse,
-      fmt::format("{}: {}: barrier 0 was used with bar.sync/bar.arrive 0, {} (a named barrier of {} threads); "
+      fmt::format("{}: {}: barrier 0 was used with bar.sync/bar.arrive 0, {} (a named barrier of that many threads); "
                   "{} is barrier 0 over all the CTA's {} threads: uses of one id disagree on the count",
-                  describe_agent(a.id), form, cta.named[0].expected, cta.named[0].expected, form, count),
+                  describe_agent(a.id), form, cta.named[0].expected, form, count),
       MisuseKind::named_barrier);
   outcome_.culprits = {a.id};
   return false;
@@ -78,6 +74,7 @@ void Runtime::block_barrier(std::uint32_t count, bool sync) {
   }
   races_.block_arrive(a.id, a.cta);
   cta.block_arrivals.push_back({a.id, steps_});
+  cta.in_generation[a.thread] = 1;
   record(a, nullptr);
   observe({a.id, a.op});  // before the release: the search reads the generation before this one
   release_block_if_complete(a.cta);
@@ -97,6 +94,7 @@ void Runtime::block_wait_arrive(Agent& a) {
   CtaInfo& cta = ctas_[a.cta];
   if (block_arrived(cta, a.id)) return double_block_arrival(a);
   cta.at_sync.push_back(a.id);
+  cta.in_generation[a.thread] = 1;
   if (a.op.kind == OpKind::block_sync) cta.all_threads_form = true;
   a.state = Agent::State::blocked;
   release_block_if_complete(a.cta);
@@ -112,13 +110,11 @@ bool Runtime::block_generation_complete(std::uint32_t cta_index) const {
   if (cta.all_threads_form) return true;
   // bar.sync / bar.arrive 0, N only: a warp with no live lane counts only if it arrived first.
   const std::uint32_t ws = shape_.warp_size;
-  const std::uint32_t base = cta_index * shape_.threads_per_cta;
   for (std::uint32_t first = 0; first < shape_.threads_per_cta; first += ws) {
     if (live_lanes(cta_index, first / ws, nullptr) > 0) continue;
     bool arrived = false;
     for (std::uint32_t t = first; t < std::min(first + ws, shape_.threads_per_cta) && !arrived; ++t)
-      arrived = std::any_of(cta.block_arrivals.begin(), cta.block_arrivals.end(),
-                            [&](const BlockArrival& b) { return b.agent == base + t; });
+      arrived = cta.in_generation[t] != 0;
     if (!arrived) return false;
   }
   return true;
@@ -129,7 +125,11 @@ void Runtime::release_block_if_complete(std::uint32_t cta_index) {
   CtaInfo& cta = ctas_[cta_index];
   cta.release_step = steps_;
   races_.join_all(cta.at_sync, cta_index);
-  for (AgentId id : cta.at_sync) add_enabled(*agent_at_[id]);
+  for (AgentId id : cta.at_sync) {
+    add_enabled(*agent_at_[id]);
+    cta.in_generation[agent_at_[id]->thread] = 0;
+  }
+  for (const BlockArrival& b : cta.block_arrivals) cta.in_generation[agent_at_[b.agent]->thread] = 0;
   cta.released_waiters.swap(cta.at_sync);
   cta.at_sync.clear();
   cta.released_arrivals.swap(cta.block_arrivals);

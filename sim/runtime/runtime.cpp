@@ -513,6 +513,7 @@ void Runtime::reset_execution_state() {
     cta.block_arrivals.clear();
     cta.released_arrivals.clear();
     cta.released_waiters.clear();
+    cta.in_generation.assign(shape_.threads_per_cta, 0);
     cta.all_threads_form = cta.block_used = false;
     cta.release_step = 0;
     for (MbarrierState& nb : cta.named) nb = MbarrierState{};

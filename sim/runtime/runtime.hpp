@@ -334,6 +334,7 @@ class Runtime {
     std::vector<AgentId> at_sync;
     std::vector<BlockArrival> block_arrivals, released_arrivals;
     std::vector<AgentId> released_waiters;
+    std::vector<char> in_generation;  // per thread: arrived in the generation open now
     bool all_threads_form = false;
     bool block_used = false;         // id 0 was used over all the threads in this execution
     std::uint64_t release_step = 0;  // the step that released barrier 0's last generation
