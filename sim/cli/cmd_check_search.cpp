@@ -24,6 +24,7 @@ void print_search_json(const CheckCommand& cmd, BundledProgram& program, const C
   j["redundant"] = s.redundant;
   j["transitions"] = s.transitions;
   j["spin_iterations"] = s.spin_iterations;
+  j["backoff_merges"] = s.backoff_merges;
   j["seconds"] = s.seconds;
   j["complete"] = s.complete;
   j["interrupted"] = s.interrupted;

@@ -166,8 +166,14 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
         r.preemption_bound >= 0 ? "; no schedule needed more preemptions than the bound" : "",
         s.spin_iterations
             ? fmt::format("; assuming each thread's state is its registers and stack ({} polls were spin iterations "
-                          "made from exactly the state of the thread's previous failed poll, run as waits)",
-                          s.spin_iterations)
+                          "made from exactly the state of the thread's previous failed poll, run as waits){}",
+                          s.spin_iterations - s.backoff_merges,
+                          s.backoff_merges
+                              ? fmt::format(", and that a back-off loop's exit does not depend on how many of its "
+                                            "polls failed ({} polls of loops whose state changed from poll to poll "
+                                            "were run as waits after {} ordinary re-polls)",
+                                            s.backoff_merges, Runtime::kBackoffExplored)
+                              : std::string())
             : std::string());
   std::string what = to_string(r.verdict);
   if (r.counterexample) what = fmt::format("bug: {}", to_string(r.counterexample->kind));

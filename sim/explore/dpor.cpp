@@ -11,6 +11,7 @@
 namespace mbcheck::sim::dpor {
 
 void DporSearch::on_step(const Runtime& rt, const StepInfo& step) {
+  if (step.spin_noop) return spin_noop_event(rt, step);
   const std::uint32_t index = start_event(step);
   Event& e = events_[index];
   // Dependent earlier events, newest first: forced ones are joined; a race candidate not yet
@@ -36,11 +37,41 @@ void DporSearch::on_step(const Runtime& rt, const StepInfo& step) {
   last_event_[step.agent] = index;
 }
 
+// A failed poll its thread's next poll showed to be a spin iteration: in the program where
+// that loop is one wait (which is what the search explores), the step does not exist. It
+// keeps its slot (slots and nodes are one per step) but takes part in nothing, and it commutes
+// with every step: what slept before it (or was explored there) sleeps after it. Run where a
+// reversal put it, its thread is then that program's disabled wait, and the execution ends
+// sleep-set blocked (redundant) unless something else is left to run.
+void DporSearch::spin_noop_event(const Runtime& rt, const StepInfo& step) {
+  const auto index = static_cast<std::uint32_t>(n_events_);
+  if (n_events_ == events_.size()) events_.emplace_back();
+  ++n_events_;
+  Event& e = events_[index];
+  e.agent = step.agent;
+  e.cat = Cat::spin_noop;
+  e.phase = 0;
+  e.completed = e.poll = false;
+  e.detail = 0;
+  e.seq = 0;
+  e.clock = kNoClock;
+  if (index >= nodes.size() || depth_ != index + 1) return;
+  const DporNode& n = nodes[index];
+  pending_sleep_.clear();
+  auto keep = [&](AgentId q) {
+    if (q != n.chosen && !contains(pending_sleep_, q) && q < rt.agent_count() && rt.agent(q).enabled_pos != ~0u)
+      pending_sleep_.push_back(q);
+  };
+  for (AgentId q : n.sleep) keep(q);
+  for (AgentId q : n.done) keep(q);
+}
+
 // A new event slot for the step (slots and their clocks' storage are reused from execution
 // to execution); acc_ starts as its agent's previous clock, or its spawner's.
 std::uint32_t DporSearch::start_event(const StepInfo& step) {
   const auto index = static_cast<std::uint32_t>(n_events_);
   if (step.op.await) ++spin_iterations;
+  if (step.op.await && step.op.backoff) ++backoff_merges;
   if (n_events_ == events_.size()) events_.emplace_back();
   ++n_events_;
   Event& e = events_[index];
@@ -164,6 +195,7 @@ std::string DporSearch::trace_key() const {
   parts.reserve(n_events_);
   for (std::size_t i = 0; i < n_events_; ++i) {
     const Event& e = events_[i];
+    if (e.cat == Cat::spin_noop) continue;
     std::string part = fmt::format("{}.{}:{}:{}:{}|", e.agent, e.seq, static_cast<int>(e.cat), e.phase, e.detail);
     VClock dense;
     arena_.expand(e, dense);
@@ -207,7 +239,16 @@ void DporSearch::classify(const Runtime& rt, const StepInfo& step, Event& e, std
         groups.push_back({all_of(pe.obs_false), nullptr});
       }
       return;
-    case Dependence::observer: return classify_observer(h, step, e, early, groups, forced);
+    case Dependence::observer:
+      if (step.read_woken) {
+        // Its await ran because a word its loop read changed: after the write that changed it.
+        read_join_.clear();
+        for (const auto& [addr, value] : rt.agent(step.agent).await_reads)
+          if (auto it = addresses_.find(addr); it != addresses_.end() && it->second.last_write >= 0)
+            arena_.join_into(events_[static_cast<std::size_t>(it->second.last_write)], read_join_.dense);
+        forced.push_back(&read_join_);
+      }
+      return classify_observer(h, step, e, early, groups, forced);
     default: return classify_counter(h, step, e, groups);
   }
 }
@@ -401,7 +442,7 @@ void DporSearch::add_race(std::uint32_t earlier, std::uint32_t later, const Even
   first_agents_.clear();
   for (std::uint32_t j = earlier + 1; j < later; ++j) {
     const Event& ej = events_[j];
-    if (arena_.covers(ej, e1.agent, e1.seq)) continue;
+    if (ej.cat == Cat::spin_noop || arena_.covers(ej, e1.agent, e1.seq)) continue;
     v.push_back(j);
     if (first_seq_.size() <= ej.agent) first_seq_.resize(ej.agent + 1, 0);
     if (first_seq_[ej.agent] == 0) {

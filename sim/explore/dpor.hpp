@@ -30,6 +30,7 @@ class DporSearch final : public Strategy, public StepObserver {
   std::uint64_t bound_cut = 0;
   std::uint64_t fallbacks = 0;  // alternatives not enabled where a reversal put them
   std::uint64_t spin_iterations = 0;
+  std::uint64_t backoff_merges = 0;
   std::uint64_t deepest = 0, clock_bytes = 0;  // see ExploreStats
 
   // A worker explores the subtree below node floor-1 only; races it finds against nodes
@@ -190,6 +191,7 @@ class DporSearch final : public Strategy, public StepObserver {
   void classify_counter(BarrierHistory& h, const StepInfo& step, Event& e, std::vector<Group>& groups);
 
   std::uint32_t start_event(const StepInfo& step);
+  void spin_noop_event(const Runtime& rt, const StepInfo& step);
   void find_races(std::uint32_t index, const Event& e);
   void check_races(std::vector<std::uint32_t>& list, const Event& e);
   void completion_races(const Event& e);
@@ -227,6 +229,7 @@ class DporSearch final : public Strategy, public StepObserver {
   Summary wait_join_;
   std::vector<std::uint32_t> block_prev_;  // the completion of barrier 0's generation before
   Summary arrive_join_;                    // an async arrive: the join of the copies it tracks
+  Summary read_join_;                      // a read-woken poll: the writes that woke it
   Event blocked_event_;
   VClock blocked_clock_;
   VClock acc_;                                     // the clock of the event on_step is building

@@ -32,7 +32,10 @@ inline void join(VClock& into, const VClock& from) {
 inline bool covers(const VClock& c, AgentId agent, std::uint32_t seq) { return agent < c.size() && c[agent] >= seq; }
 
 // live_read: reads only whether its barrier is live (cp.async.mbarrier.arrive.noinc).
-enum class Cat : std::uint8_t { other, init, dec, inc, obs_true, obs_false, read, write, live_read };
+// spin_noop: a failed poll that was a spin iteration; it changed nothing, so it is no event of
+// the partial order (no races, skipped in reversals and class keys; its agent's next event
+// numbers on from the one before it).
+enum class Cat : std::uint8_t { other, init, dec, inc, obs_true, obs_false, read, write, live_read, spin_noop };
 
 using ClockId = std::uint32_t;  // a clock record in the search's ClockArena
 inline constexpr ClockId kNoClock = ~0u;

@@ -151,7 +151,17 @@ inline bool moves_tx(const Op& op) {
 
 // May a sleeping agent `q` stay asleep when `p` runs now? The relation above, judged in the
 // state both are about to run from.
+// An await that also waits for words its loop read (Agent::await_reads) is enabled or
+// disabled by a write to one of them.
+inline bool wakes_read_await(const Agent& writer, const Agent& waiter) {
+  if (!is_atomic(writer.op.kind) || writer.op.kind == OpKind::atomic_load || !waiter.op.await) return false;
+  for (const auto& r : waiter.await_reads)
+    if (r.first == writer.op.addr) return true;
+  return false;
+}
+
 inline bool independent_now(const Agent& p, const Agent& q) {
+  if (wakes_read_await(p, q) || wakes_read_await(q, p)) return false;
   if (is_atomic(p.op.kind) || is_atomic(q.op.kind)) {
     if (!is_atomic(p.op.kind) || !is_atomic(q.op.kind) || p.op.addr != q.op.addr) return true;
     return p.op.kind == OpKind::atomic_load && q.op.kind == OpKind::atomic_load;

@@ -238,6 +238,7 @@ bool Exploration::merge(std::vector<WaveResult>& results) {
     dpor_.bound_cut += w.stats.bound_cut;
     dpor_.fallbacks += w.stats.fallbacks;
     dpor_.spin_iterations += w.stats.spin_iterations;
+    dpor_.backoff_merges += w.stats.backoff_merges;
     dpor_.deepest = std::max(dpor_.deepest, w.stats.deepest);
     dpor_.clock_bytes = std::max(dpor_.clock_bytes, w.stats.clock_bytes);
     if (on_execution_)

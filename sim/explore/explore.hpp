@@ -37,6 +37,10 @@ struct ExploreStats {
   // previous failed poll) and run as waits: the search relies on the thread's state being
   // its registers and stack.
   std::uint64_t spin_iterations = 0;
+  // Of those, polls of back-off loops (their state changed from poll to poll) merged into a
+  // wait after Runtime::kBackoffExplored ordinary re-polls: an exit that depends on how many
+  // more polls failed is not explored (docs/model.md).
+  std::uint64_t backoff_merges = 0;
   // dpor, this process: the most steps one execution ran, and the most bytes of vector
   // clocks one execution kept (shared between steps: this stays far below steps x agents).
   std::uint64_t deepest = 0;

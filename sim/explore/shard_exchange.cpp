@@ -67,6 +67,7 @@ nlohmann::json to_json(const WaveResult& w) {
                       {"bound_cut", w.stats.bound_cut},
                       {"fallbacks", w.stats.fallbacks},
                       {"spin_iterations", w.stats.spin_iterations},
+                      {"backoff_merges", w.stats.backoff_merges},
                       {"stopped", w.stopped},
                       {"deferred", deferred}};
   if (w.bug) j["bug"] = outcome_json(*w.bug);
@@ -83,6 +84,7 @@ WaveResult wave_result_from_json(const nlohmann::json& j) {
   w.stats.bound_cut = u64(j, "bound_cut");
   w.stats.fallbacks = u64(j, "fallbacks");
   w.stats.spin_iterations = u64(j, "spin_iterations");
+  w.stats.backoff_merges = u64(j, "backoff_merges");
   w.stopped = j.at("stopped").get<bool>();
   for (const auto& d : j.at("deferred"))
     w.deferred.push_back({d.at(0).get<std::size_t>(), d.at(1).get<std::vector<AgentId>>(), d.at(2).get<AgentId>()});

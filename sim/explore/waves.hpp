@@ -44,6 +44,7 @@ inline void take_search_figures(DporSearch& dpor, ExploreStats& stats) {
   stats.bound_cut = dpor.bound_cut;
   stats.fallbacks = dpor.fallbacks;
   stats.spin_iterations = dpor.spin_iterations;
+  stats.backoff_merges = dpor.backoff_merges;
   dpor.end_search();
   stats.deepest = dpor.deepest;
   stats.clock_bytes = dpor.clock_bytes;

@@ -93,21 +93,40 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   if (current_ && !over_) {
     perform_deferred_try();  // an event before this poll: it decides what "the last poll" was
     Agent& self = *current_;
-    // A spin iteration: the same poll as the last, failed, one from exactly the same state
-    // (HostPlatform captured it into self.snapshot, in the caller's frame).
+    // A spin iteration: the same poll as the last, failed, one, at the same call site (it
+    // stands for the program counter, which the snapshot leaves out: polls at different
+    // places from equal registers and stacks are straight-line polls), with nothing stored
+    // or announced in between (HostPlatform captured the state into self.snapshot, in the
+    // caller's frame). From exactly the same state it is an exact spin; from a changed state
+    // (a back-off counter) it is ordinary for kBackoffExplored iterations, then merged.
     const bool captured = !self.snapshot.empty();
-    // The call site stands for the program counter, which the snapshot leaves out: two polls
-    // at different places from equal registers and stacks are straight-line polls, not a spin.
-    op.await = captured && self.last_poll_failed && !self.stored_since_poll && self.poll_bar == &bar &&
-               self.poll_phase == awaited && self.poll_kind == kind && self.site.same_place(self.poll_site) &&
-               self.snapshot == self.poll_state;
+    const bool same_loop = captured && self.last_poll_failed && !self.stored_since_poll && self.poll_bar == &bar &&
+                           self.poll_phase == awaited && self.poll_kind == kind && self.site.same_place(self.poll_site);
+    if (!same_loop) {
+      self.backoff_polls = 0;
+    } else if (self.snapshot != self.poll_state) {
+      ++self.backoff_polls;
+      op.backoff = self.backoff_polls > kBackoffExplored;
+    }
+    op.await = same_loop && (self.snapshot == self.poll_state || op.backoff);
+    // With atomic loads in between, the last failed poll was an event (they were); it is a
+    // no-op only when nothing came between it and this poll.
+    flush_failed_poll(op.await && self.loop_reads.empty());
+    self.await_reads.clear();
+    if (op.await) self.await_reads.swap(self.loop_reads);
+    self.loop_reads.clear();
   }
   if (!schedule_point(op)) return false;
   perform([&] { check_barrier_user(bar); });
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   Agent& a = *current_;
   if (complete) races_.acquire(a.id, bar.id, awaited);
+  // An await that a changed word let run while the phase is still open is an ordinary
+  // failed poll, ordered after the write that changed it (StepInfo::read_woken).
+  const bool read_woken = !complete && a.op.await;
+  if (read_woken) a.op.await = false;
   a.last_poll_failed = !complete;
+  const bool captured = !a.snapshot.empty();
   if (!complete) {
     a.poll_state = a.snapshot;  // the state this failed poll was made from (copied: each keeps its buffer)
     a.poll_bar = &bar;
@@ -115,10 +134,21 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
     a.poll_kind = kind;
     a.poll_site = a.site;
     a.stored_since_poll = false;
+    a.loop_reads.clear();
+  } else {
+    a.backoff_polls = 0;
   }
   a.snapshot.clear();
   record(a, &bar);
-  observe({a.id, a.op, bar.phase, false, complete});
+  StepInfo step{a.id, a.op, bar.phase, false, complete};
+  step.read_woken = read_woken;
+  if (!complete && captured) {
+    // Reported at the thread's next announcement, which shows whether it was a spin iteration.
+    failed_poll_ = step;
+    failed_poll_step_ = steps_;
+  } else {
+    observe(step);
+  }
   return complete;
 }
 

@@ -124,6 +124,12 @@ struct StepInfo {
   bool wrote = false;               // atomics: whether it wrote (cas may not)
   AgentId spawned = kNoAgent;       // bulk_copy: the first copy agent it created
   std::uint32_t spawned_count = 0;  // how many (a multicast makes one per destination CTA)
+  // A failed poll that its thread's next poll showed to be a spin iteration (runtime.hpp):
+  // it changed nothing anyone can observe, so the search treats it as no event at all.
+  bool spin_noop = false;
+  // A failed poll of an await that ran because a word its loop read changed
+  // (Agent::await_reads): it could not run before the write that changed it.
+  bool read_woken = false;
 };
 
 class StepObserver {

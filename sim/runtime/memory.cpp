@@ -32,9 +32,12 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
       break;
     default: break;
   }
-  if (step.wrote) current_->stored_since_poll = true;
-  record(*current_, nullptr);
+  Agent& a = *current_;
+  if (step.wrote) a.stored_since_poll = true;
+  if (kind == OpKind::atomic_load && a.last_poll_failed) a.loop_reads.emplace_back(addr, step.value);
+  record(a, nullptr);
   observe(step);
+  if (step.wrote && !read_awaiters_.empty()) atomic_written(addr);
   return step.value;
 }
 

@@ -101,6 +101,7 @@ struct Op {
   void* addr = nullptr;       // atomics
   std::int64_t expected = 0;  // atomic_cas; a multicast's CTA mask
   bool await = false;         // test_wait/try_wait: a spin iteration, enabled like a wait
+  bool backoff = false;       // ... of a back-off loop (its state changed), merged after kBackoffExplored
   bool remote = false;        // the .shared::cluster form (a barrier of any CTA of the cluster)
   Scope scope = Scope::cta;   // .cta / .cluster
   const OpInfo& info() const { return op_info(kind); }

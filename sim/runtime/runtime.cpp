@@ -188,7 +188,11 @@ bool Runtime::is_enabled_now(const Agent& a) const {
   switch (a.op.kind) {
     case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
     case OpKind::test_wait:
-    case OpKind::try_wait: return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg);
+    case OpKind::try_wait:
+      if (!a.op.await || a.op.bar->wait_would_proceed(a.op.arg)) return true;
+      for (const auto& [addr, value] : a.await_reads)
+        if (*addr != value) return true;
+      return false;
     default: return a.op.info().dependence != Dependence::group_wait || waited_for(a, a.op) == 0;
   }
 }
@@ -204,6 +208,32 @@ void Runtime::announce(Agent& a) {
   a.state = Agent::State::blocked;
   if (a.op.info().dependence == Dependence::group_wait) return;  // landings enable it
   info(*a.op.bar).waiters.push_back(a.id);
+}
+
+// A word an await of its loop read has changed (or changed back): re-decide its enabledness.
+void Runtime::atomic_written(const std::int64_t* addr) {
+  auto keep = read_awaiters_.begin();
+  for (AgentId id : read_awaiters_) {
+    Agent& w = *agent_at_[id];
+    const bool waiting = w.kind == Agent::Kind::thread && w.state != Agent::State::finished &&
+                         w.state != Agent::State::running && w.op.await && !w.await_reads.empty();
+    if (!waiting) continue;  // it has moved on
+    *keep++ = id;
+    bool reads_it = false;
+    for (const auto& r : w.await_reads) reads_it = reads_it || r.first == addr;
+    if (!reads_it) continue;
+    auto& waiters = info(*w.op.bar).waiters;
+    const bool enabled = is_enabled_now(w);
+    if (enabled && w.enabled_pos == ~0u) {
+      std::erase(waiters, w.id);
+      add_enabled(w);
+    } else if (!enabled && w.enabled_pos != ~0u) {
+      remove_enabled(w);
+      w.state = Agent::State::blocked;
+      waiters.push_back(w.id);
+    }
+  }
+  read_awaiters_.erase(keep, read_awaiters_.end());
 }
 
 void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
@@ -301,11 +331,16 @@ bool Runtime::schedule_point(const Op& op) {
     if (std::uncaught_exceptions() > 0) return false;
     throw Aborted{};
   }
-  perform_deferred_try();  // the thread's try_wait_status comes before this event
+  perform_deferred_try();    // the thread's try_wait_status comes before this event
+  flush_failed_poll(false);  // its last failed poll was no spin iteration: it is an event
   to_runtime();
   a.op = op;
-  if (!is_poll(op.kind)) a.last_poll_failed = false;
+  // A spin iteration may read atomics between its polls (Agent::loop_reads); anything else
+  // ends the loop.
+  if (!is_poll(op.kind) && !(op.kind == OpKind::atomic_load && a.loop_reads.size() < kLoopReadsMax))
+    a.last_poll_failed = false;
   announce(a);
+  if (op.await && !a.await_reads.empty()) read_awaiters_.push_back(a.id);
   if (priming_) {
     switch_to(main_ctx_);
   } else {
@@ -323,6 +358,7 @@ bool Runtime::schedule_point(const Op& op) {
 
 void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misuse) {
   if (over_) return;
+  flush_failed_poll(false);  // a failed poll before a crash or exit: an event all the same
   over_ = true;
   // The step that failed did not get to record itself: record it, marked.
   if (limits_.record_trace && last_agent_ != kNoAgent && v != Verdict::completed && v != Verdict::pruned &&
@@ -437,6 +473,7 @@ void Runtime::fiber_main(AgentId id) {
     if (outcome_.culprits.empty()) outcome_.culprits = {id};
   }
   to_runtime();
+  flush_failed_poll(false);
   thread_finished(a);
   if (priming_ || over_) {
     current_ = nullptr;
@@ -498,6 +535,8 @@ void Runtime::reset_execution_state() {
   enabled_.clear();
   trace_.clear();
   tries_.clear();
+  failed_poll_.reset();
+  read_awaiters_.clear();
   outcome_ = Outcome{};
   steps_ = 0;
   copies_ = 0;

@@ -69,7 +69,12 @@ struct Agent {
   OpKind poll_kind = OpKind::start;
   CallSite poll_site;
   std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
-  std::uint64_t deferred_try = 0;                   // its try_wait_status not yet performed (an id), 0: none
+  std::uint32_t backoff_polls = 0;                  // consecutive re-polls of its loop whose state changed
+  // Atomic loads its loop made since its last failed poll (address, value read); at an await,
+  // those of the iteration before it: the await is enabled when the phase completes or one of
+  // these words holds another value (the iteration would then go otherwise).
+  std::vector<std::pair<const std::int64_t*, std::int64_t>> loop_reads, await_reads;
+  std::uint64_t deferred_try = 0;  // its try_wait_status not yet performed (an id), 0: none
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
   std::int64_t cluster_arrived = -1;
   const unsigned char* stack_top = nullptr;  // where its fiber's frames begin
@@ -217,6 +222,12 @@ class Runtime {
 #else
   static constexpr std::size_t kSnapshotLimit = 3 * 1024;
 #endif
+  // The most atomic loads one spin iteration may make and still be recognised as a spin.
+  static constexpr std::size_t kLoopReadsMax = 8;
+  // A loop whose polls repeat from a changed state (a back-off counter, a nanosleep argument)
+  // is explored poll by poll for this many re-polls (a loop that gives up after so many polls
+  // is then exact), and after that its polls are merged into one wait (docs/model.md).
+  static constexpr std::uint32_t kBackoffExplored = 3;
   std::uint32_t pending_count(const MbarrierToken& token);
   // The full phase a parity-only wait of the current thread means: the phase it knows
   // complete (through happens-before; -1 before anything) if the parity is that phase's, else
@@ -459,6 +470,24 @@ class Runtime {
   void observe(const StepInfo& step) {
     if (observer_) observer_->on_step(*this, step);
   }
+  // A failed poll of a thread whose state was captured is reported to the observer only at
+  // the thread's next announcement, which tells whether it was a spin iteration (no other
+  // agent runs in between, so the report keeps its place in the order of steps).
+  void flush_failed_poll(bool spin_noop) {
+    if (!failed_poll_) return;
+    StepInfo step = *failed_poll_;
+    failed_poll_.reset();
+    step.spin_noop = spin_noop;
+    if (spin_noop && limits_.record_trace && !trace_.empty() && trace_.back().step == failed_poll_step_)
+      trace_.back().what += "  (a spin iteration: no effect)";
+    observe(step);
+  }
+  std::optional<StepInfo> failed_poll_;
+  // Threads at an await that also waits for a word to change (Agent::await_reads): an atomic
+  // write may enable or disable them.
+  std::vector<AgentId> read_awaiters_;
+  void atomic_written(const std::int64_t* addr);
+  std::uint64_t failed_poll_step_ = 0;
 
   Program* program_ = nullptr;
   Strategy* strategy_ = nullptr;

@@ -1,0 +1,142 @@
+// Spin loops as users write them (HostPlatform directly, not the differential's interpreter):
+// a recognised spin costs one class however many threads spin; a back-off loop whose counter
+// grows verifies without a step limit; a loop that gives up after a few polls still reaches its
+// give-up path; a spin that also reads an atomic flag terminates.
+#include <catch2/catch.hpp>
+
+#include "sim/check.hpp"
+#include "tests/protocol_helpers.hpp"
+
+using namespace mbcheck::sim;
+using namespace mbcheck::sim::test;
+using P = HostPlatform;
+
+namespace {
+ExploreResult explore_to_end(std::uint32_t n, std::function<void()> kernel) {
+  FunctionProgram prog(threads(n), std::move(kernel));
+  ExploreOptions o;
+  o.stop_at_first_bug = false;
+  o.max_executions = 5000;
+  return explore(prog, o);
+}
+}  // namespace
+
+TEST_CASE("n consumers spinning with while (!try_wait) on one barrier: one class", "[spin]") {
+  const std::uint32_t consumers = GENERATE(1u, 2u, 8u, 32u);
+  const ExploreResult r = explore_to_end(consumers + 1, [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0)
+      smem_bar(0).arrive();
+    else
+      while (!smem_bar(0).try_wait(0)) {}
+  });
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.executions == 1);
+}
+
+TEST_CASE("a spin loop that reads the producer's data after the loop still finds the race", "[spin]") {
+  const ExploreResult r = explore_to_end(3, [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).arrive();
+      P::store(smem_word(0), std::int64_t{7});  // after the arrive: not published
+    } else {
+      while (!smem_bar(0).try_wait(0)) {}
+      (void)P::load(smem_word(0));
+    }
+  });
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::race);
+}
+
+TEST_CASE("a back-off loop whose counter grows verifies without a step limit", "[spin][backoff]") {
+  const ExploreResult r = explore_to_end(3, [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      P::store(smem_word(0), std::int64_t{7});
+      smem_bar(0).arrive();
+    } else {
+      std::uint32_t n = 0;
+      while (!smem_bar(0).try_wait(0)) {
+        if (++n > 64) P::nanosleep(n);
+      }
+      P::check(P::load(smem_word(0)) == 7, "the consumer sees the producer's data");
+      P::check(n < (1u << 30), "the counter is live after the loop");  // (else it is optimised away)
+    }
+  });
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.backoff_merges > 0);
+  // Each consumer's loop exits after 0..kBackoffExplored+1 failed polls: a class each.
+  CHECK(r.stats.executions <= (Runtime::kBackoffExplored + 2) * (Runtime::kBackoffExplored + 2));
+}
+
+TEST_CASE("a back-off loop before a racy read still finds the race", "[spin][backoff]") {
+  const ExploreResult r = explore_to_end(2, [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).arrive();
+      P::store(smem_word(0), std::int64_t{7});
+    } else {
+      std::uint32_t n = 0;
+      while (!smem_bar(0).test_wait(0)) P::nanosleep(++n);
+      (void)P::load(smem_word(0));
+    }
+  });
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::race);
+}
+
+TEST_CASE("a loop that gives up after three polls reaches its give-up path", "[spin][backoff]") {
+  const ExploreResult r = explore_to_end(2, [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).arrive();
+    } else {
+      int i = 0;
+      for (; i < 3; ++i)
+        if (smem_bar(0).test_wait(0)) break;
+      P::check(i < 3, "the phase completed within three polls");
+    }
+  });
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::assertion);
+}
+
+TEST_CASE("a spin that also reads an atomic flag terminates, and each exit is reached", "[spin][flag]") {
+  static int exits[2];
+  exits[0] = exits[1] = 0;
+  FunctionProgram prog(threads(2), [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      if (P::atomic_load(smem_word(1)) == 0) P::atomic_store(smem_word(0), 1);  // the flag
+      smem_bar(0).arrive();
+    } else {
+      bool by_flag = false;
+      while (!smem_bar(0).try_wait(0)) {
+        if (P::atomic_load(smem_word(0)) != 0) {
+          by_flag = true;
+          break;
+        }
+      }
+      ++exits[by_flag ? 1 : 0];
+    }
+  });
+  ExploreOptions o;
+  o.stop_at_first_bug = false;
+  o.max_executions = 5000;
+  const ExploreResult r = explore(prog, o);
+  CHECK_FALSE(r.bug);
+  if (r.bug) FAIL_CHECK(r.bug->message);
+  CHECK(r.stats.complete);
+  CHECK(exits[0] > 0);
+  CHECK(exits[1] > 0);
+  CHECK(r.stats.executions <= 20);
+}
