@@ -118,7 +118,7 @@ void patterns() {
                     }
                     smem_bar(0).wait(0);
                   }));
-  for (std::uint32_t c : {1u, 2u, 3u})
+  for (std::uint32_t c : {1u, 2u, 3u, 8u, 32u, 128u})
     print_pattern(fmt::format("spin loop, {} consumer(s): while (!try_wait(b, 0)) {{}}", c), run_pattern(c + 1, [] {
                     if (P::thread_idx() == 0) smem_bar(0).init(1);
                     P::sync_threads();
@@ -126,6 +126,35 @@ void patterns() {
                       smem_bar(0).arrive();
                     else
                       while (!smem_bar(0).try_wait(0)) {}
+                  }));
+  // A back-off counter that stays live (its iterations differ): merged after a few re-polls,
+  // so the classes are the exits after 0..kBackoffExplored+1 failed polls, per consumer.
+  for (std::uint32_t c : {1u, 2u})
+    print_pattern(fmt::format("back-off loop, {} consumer(s): if (++n > 64) nanosleep(n)", c), run_pattern(c + 1, [] {
+                    if (P::thread_idx() == 0) smem_bar(0).init(1);
+                    P::sync_threads();
+                    if (P::thread_idx() == 0) {
+                      smem_bar(0).arrive();
+                    } else {
+                      std::uint32_t n = 0;
+                      while (!smem_bar(0).try_wait(0))
+                        if (++n > 64) P::nanosleep(n);
+                      P::check(n < (1u << 30), "n is live");
+                    }
+                  }));
+  // A spin that also reads a flag the producer may set instead of arriving.
+  for (std::uint32_t c : {1u, 2u, 4u})
+    print_pattern(fmt::format("spin on try_wait or an atomic flag, {} consumer(s)", c), run_pattern(c + 1, [] {
+                    auto* flag = reinterpret_cast<std::int64_t*>(P::shared_memory() + 2048);
+                    if (P::thread_idx() == 0) smem_bar(0).init(1);
+                    P::sync_threads();
+                    if (P::thread_idx() == 0) {
+                      P::atomic_store(flag, 1);
+                      smem_bar(0).arrive();
+                    } else {
+                      while (!smem_bar(0).try_wait(0))
+                        if (P::atomic_load(flag) != 0) break;
+                    }
                   }));
   // try_wait then a blocking wait if it failed: a bool the code branches on, or a status
   // only the wait reads (CUTLASS's consumer_try_wait / consumer_wait).

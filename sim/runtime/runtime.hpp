@@ -10,11 +10,13 @@
 // misuse). A poll (test_wait/try_wait) is always enabled and answers the barrier's state,
 // except a spin iteration: a poll of the same barrier and phase as the thread's previous,
 // failed, poll, made at the same call site (file, line, column: the program counter the
-// snapshot leaves out) from exactly the same registers and stack, with no store in between.
-// That iteration changed nothing, so failing again would only repeat it: the poll waits
-// for the phase instead (an "await"), and spin loops are not explored spin by spin. No
-// enabled agent while some are unfinished is a deadlock, or a livelock when a thread is
-// left in such a spin.
+// snapshot leaves out) from exactly the same registers and stack, with nothing announced in
+// between but atomic loads. That iteration changed nothing, so failing again would only
+// repeat it: the poll waits for the phase (or for a word its loop read to change) instead (an
+// "await"), and the failed poll before it is reported as a no-op (StepInfo::spin_noop). A loop
+// whose state changes from poll to poll (back-off) is explored for kBackoffExplored re-polls,
+// then merged the same way. No enabled agent while some are unfinished is a deadlock, or a
+// livelock when a thread is left in such a spin (docs/model.md, "Spin-loop recognition").
 //
 // A try_wait whose answer only a later wait reads (P::WaitStatus, CUTLASS's consumer_try_wait
 // then consumer_wait) is deferred: it has no effect the protocol can see before its thread's

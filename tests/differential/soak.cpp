@@ -1,8 +1,12 @@
 // mbcheck_soak: the reference enumerator against DPOR on many generated programs.
-//   mbcheck_soak [--programs N] [--seed S]
+//   mbcheck_soak [--programs N] [--seed S] [--fuzz-runs R] [--show 1]
 // Prints the coverage histogram, the totals and every disagreement (the program, what
 // differs), shrunk to a minimal program: statements are removed one at a time while the
-// disagreement stays. Exit 1 on any disagreement.
+// disagreement stays. Then fuzzing against the same reference (tests/differential/
+// fuzz_compare.hpp): R random and R PCT runs per program (default 40; 0: none), every bug
+// they report held to the reference's kinds and every outcome to its outcomes, and each
+// depth-1 bug (reachable without preemption) required within those 2R runs. Exit 1 on
+// any disagreement, false fuzz alarm, unknown outcome or missed depth-1 bug.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -10,6 +14,7 @@
 #include <cstring>
 
 #include "tests/differential/compare.hpp"
+#include "tests/differential/fuzz_compare.hpp"
 #include "tests/differential/generator.hpp"
 
 using namespace mbcheck::diff;
@@ -34,15 +39,21 @@ DiffProgram shrink(DiffProgram p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::uint64_t programs = 1'000'000, seed = 1;
+  std::uint64_t programs = 1'000'000, seed = 1, fuzz_runs = 40, show = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--programs"))
       programs = std::strtoull(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--seed"))
       seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--show"))  // every program with its verdicts
+      show = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--fuzz-runs"))
+      fuzz_runs = std::strtoull(argv[i + 1], nullptr, 10);
   }
   Coverage coverage, kinds;
   std::uint64_t disagreements = 0, incomplete = 0, bugs = 0, executions = 0, states = 0;
+  std::uint64_t fuzz_total = 0, fuzz_bug_runs = 0, fuzz_false = 0, fuzz_unknown = 0, fuzz_step_limited = 0;
+  std::uint64_t depth1 = 0, depth1_missed = 0, depth1_random_missed = 0, deeper = 0, deeper_found = 0;
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t k = 0; k < programs; ++k) {
     const DiffProgram p = generate(seed + k);
@@ -62,6 +73,34 @@ int main(int argc, char** argv) {
       fmt::print("DISAGREEMENT on program {} ({}):\n{}shrunk to:\n{}{}\n\n", seed + k, c.why, describe(p),
                  describe(small), compare(small).why);
     }
+    if (fuzz_runs && c.reference.complete) {
+      const FuzzComparison f = fuzz_compare(p, c.reference, fuzz_runs, fuzz_runs, seed + k);
+      if (show) {
+        std::string kinds;
+        for (const auto& kind : c.reference.bug_kinds) kinds += " " + kind;
+        fmt::print("program {}: reference bug kinds:{}; fuzz: {} of {} runs found a bug, first random at {}{}\n{}",
+                   seed + k, kinds, f.bug_runs, f.runs, f.first_random_bug, f.depth1 ? " (depth 1)" : "", describe(p));
+      }
+      fuzz_total += f.runs;
+      fuzz_bug_runs += f.bug_runs;
+      fuzz_step_limited += f.step_limited;
+      fuzz_false += f.false_alarms;
+      fuzz_unknown += f.unknown_outcomes;
+      if (f.depth1) {
+        ++depth1;
+        depth1_missed += !f.found;
+        depth1_random_missed += !f.first_random_bug;
+      } else if (c.reference.bug) {
+        ++deeper;
+        deeper_found += f.found;
+      }
+      if (!f.why.empty() || (f.depth1 && !f.found))
+        fmt::print("FUZZ on program {}: {}\n{}\n", seed + k,
+                   f.why.empty()
+                       ? fmt::format("a depth-1 bug not found in {} random and {} PCT runs", fuzz_runs, fuzz_runs)
+                       : f.why,
+                   describe(p));
+    }
     if ((k + 1) % 10000 == 0)
       fmt::print(stderr, "{} programs, {} disagreements, {:.0f} s\n", k + 1, disagreements,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -73,5 +112,13 @@ int main(int argc, char** argv) {
       "{} programs (seeds {}..{}), {} with a reachable bug; reference states {}, DPOR executions {}; "
       "{} disagreements; {} bug-free programs beyond the search's 200000 executions; {:.1f} s\n",
       programs, seed, seed + programs - 1, bugs, states, executions, disagreements, incomplete, seconds);
-  return disagreements ? 1 : 0;
+  if (fuzz_runs)
+    fmt::print(
+        "fuzzing: {} runs ({} random + {} PCT per program), {} with a bug, {} step-limited; {} false alarms, {} "
+        "outcomes the reference never reaches; depth-1 bugs (a schedule without preemption reaches them): {} "
+        "programs, {} missed by the {} + {} runs ({} missed by the random runs alone); deeper bugs: {} programs, {} "
+        "found\n",
+        fuzz_total, fuzz_runs, fuzz_runs, fuzz_bug_runs, fuzz_step_limited, fuzz_false, fuzz_unknown, depth1,
+        depth1_missed, fuzz_runs, fuzz_runs, depth1_random_missed, deeper, deeper_found);
+  return disagreements || fuzz_false || fuzz_unknown || depth1_missed ? 1 : 0;
 }

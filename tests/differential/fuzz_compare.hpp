@@ -1,0 +1,35 @@
+// Fuzzing held to the reference: random-walk and PCT runs of a DiffProgram, each judged
+// against the reference enumerator's result for that program.
+//  - Every run that ends in a bug must end in a bug kind the reference finds for the program
+//    (a kind it does not find is a false fuzz alarm), and every run that completes must leave
+//    an outcome the reference reaches (else the runtime did something the hardware cannot).
+//  - A program whose bug a schedule with no preemption reaches (depth 1: the exhaustive
+//    search with --preemption-bound 0 finds it) must be found by random runs within the
+//    budget the caller gives.
+// The runs use the strategies and per-run seeds of sim::fuzz (RandomStrategy / PctStrategy,
+// run_seed(seed, i)), so a failing run is re-run alone with `check --fuzz ... --seed`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tests/differential/diff_program.hpp"
+#include "tests/differential/reference.hpp"
+
+namespace mbcheck::diff {
+
+struct FuzzComparison {
+  std::uint64_t runs = 0, bug_runs = 0, step_limited = 0;
+  std::uint64_t false_alarms = 0;      // runs with a bug kind the reference does not find
+  std::uint64_t unknown_outcomes = 0;  // completed runs whose outcome the reference does not reach
+  bool depth1 = false;                 // the reference finds a bug and a 0-preemption schedule reaches it
+  bool found = false;                  // some random or PCT run found a bug
+  std::uint64_t first_random_bug = 0;  // 1-based index of the first random run with a bug (0: none)
+  std::string why;                     // the first false alarm or unknown outcome, described
+};
+
+// `random_runs` random walks and `pct_runs` PCT runs (depth 2), seeds run_seed(seed, i).
+FuzzComparison fuzz_compare(const DiffProgram& p, const ReferenceResult& reference, std::uint64_t random_runs,
+                            std::uint64_t pct_runs, std::uint64_t seed);
+
+}  // namespace mbcheck::diff
