@@ -199,8 +199,10 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
 // The cluster barrier is a counter of the cluster's threads; barrier.cluster.wait waits for
 // the phase of the thread's last arrive. PTX counts the non-exited threads: the counter is
 // made at the cluster's first use with the threads alive then, and a thread that exits after
-// that leaves the count as a step of its own (cluster_barrier_exit). Arrive is a release at cluster scope (it also
-// makes the thread's inits visible), .relaxed carries only what fence.mbarrier_init published; wait is an acquire.
+// that leaves the count as a step of its own (cluster_barrier_exit), which releases nothing
+// (an exit has no memory semantics). Arrive is a release at cluster scope (it also makes every
+// init in the thread's past visible), .relaxed carries only what fence.mbarrier_init published;
+// wait is an acquire.
 MbarrierState& Runtime::cluster_barrier() {
   const std::uint32_t size = shape_.cluster_size(), cluster = current_->cta / size;
   MbarrierState& bar = cluster_bars_[cluster].bar;
@@ -240,7 +242,7 @@ void Runtime::cluster_arrive(bool relaxed) {
   if (relaxed) {
     races_.release_knowledge(a.id, bar.id, phase_before);
   } else {
-    races_.publish_inits(a.id);
+    races_.publish_known_inits(a.id);  // cumulative: inits anyone made before it, as well
     races_.release(a.id, bar.id, phase_before);
   }
   barrier_changed(bar, done);

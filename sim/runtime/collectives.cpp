@@ -32,8 +32,9 @@ void Runtime::rendezvous(Rendezvous& r, std::uint32_t count, const std::string& 
 }
 
 // An exiting thread leaves a hidden counter's count, as a step of its own: an arrive_drop
-// (its arrival in the open phase, and one fewer expected from then on), a release as any.
-void Runtime::leave_count(MbarrierState& bar) { barrier_op({OpKind::arrive_drop, &bar, 1}); }
+// (its arrival in the open phase, and one fewer expected from then on) that releases nothing:
+// PTX gives an exit no memory semantics, so the phase it completes orders none of its accesses.
+void Runtime::leave_count(MbarrierState& bar) { barrier_op({OpKind::arrive_drop_relaxed, &bar, 1}); }
 
 // The lanes of `mask` in the calling thread's warp meet at `instruction`; each instruction has
 // its own rendezvous per mask (a lane at elect.sync does not meet one at __syncwarp), so a

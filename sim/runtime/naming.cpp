@@ -77,7 +77,7 @@ std::string Runtime::describe_op(const Agent& a) const {
   const std::string bar = op.bar ? barrier_name(*op.bar) : "";
   if (op.bar && op.bar->id > 0 && op.bar->id <= barriers_.size() && !barriers_[op.bar->id - 1].collective.empty()) {
     // A hidden counter stands for a collective or the cluster barrier: named by what it is.
-    if (op.kind == OpKind::arrive_drop) return fmt::format("{}: exits, leaves the count", bar);
+    if (op.kind == OpKind::arrive_drop_relaxed) return fmt::format("{}: exits, leaves the count", bar);
     if (is_arrival(op)) return fmt::format("{}: arrive{}", bar, op.info().order == Order::relaxed ? " (relaxed)" : "");
     return fmt::format("{}: wait for round {} ({} threads)", bar, op.arg, op.bar->expected);
   }

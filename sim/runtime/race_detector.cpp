@@ -42,8 +42,10 @@ std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
 void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by) {
   if (incarnation_.size() <= barrier) incarnation_.resize(barrier + 1, 0);
   if (init_by_.size() <= barrier) init_by_.resize(barrier + 1, ~0u);
+  if (init_epoch_.size() <= barrier) init_epoch_.resize(barrier + 1, 0);
   ++incarnation_[barrier];
   init_by_[barrier] = by;
+  init_epoch_[barrier] = by < clocks_.size() ? clocks_[by][by] : 0;
 }
 
 void RaceDetector::publish_inits(AgentId a) {
@@ -55,18 +57,35 @@ void RaceDetector::publish_inits(AgentId a) {
   }
 }
 
+void RaceDetector::publish_known_inits(AgentId a) {
+  Knowledge& mine = knowledge(a);
+  const VClock& clock = clocks_[a];
+  for (std::uint32_t b = 0; b < init_by_.size(); ++b) {
+    const AgentId by = init_by_[b];
+    if (by == ~0u || by >= clock.size() || clock[by] < init_epoch_[b]) continue;  // not in a's past
+    if (mine.size() <= b) mine.resize(b + 1);
+    mine[b].published = std::max(mine[b].published, incarnation_[b]);
+  }
+}
+
 bool RaceDetector::init_published(AgentId a, std::uint32_t barrier) const {
   return a < known_.size() && barrier < known_[a].size() && known_[a][barrier].published == incarnation(barrier);
 }
 
 void RaceDetector::release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
-  join_knowledge(released_knowledge(barrier, phase), knowledge(a));
+  // Only the published-init facts: a relaxed arrive orders nothing, so what a thread learnt of
+  // barrier phases does not travel with it (PTX: no release semantics).
+  Knowledge& into = released_knowledge(barrier, phase);
+  const Knowledge& from = knowledge(a);
+  if (into.size() < from.size()) into.resize(from.size());
+  for (std::size_t b = 0; b < from.size(); ++b) into[b].published = std::max(into[b].published, from[b].published);
 }
 
 void RaceDetector::reset(std::size_t agents) {
   known_.assign(agents, {});
   incarnation_.clear();
   init_by_.clear();
+  init_epoch_.clear();
   clocks_.resize(agents);
   step_.assign(agents, 0);
   for (std::size_t a = 0; a < agents; ++a) {

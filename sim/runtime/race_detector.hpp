@@ -69,9 +69,13 @@ class RaceDetector {
   // The fact travels along every happens-before edge, and along barrier.cluster.arrive.relaxed
   // (release_knowledge), which carries nothing else.
   void publish_inits(AgentId a);
+  // A cluster-scope release by `a` (barrier.cluster.arrive.release) is cumulative: every init
+  // that happens before it becomes visible to the cluster, whoever ran it.
+  void publish_known_inits(AgentId a);
   // Does `a` know the barrier's current init published (so that it may use it from a peer CTA)?
   bool init_published(AgentId a, std::uint32_t barrier) const;
-  // A relaxed arrival: it carries what `a` knows of barriers (phases, published inits) and no data.
+  // A relaxed arrival: it carries what fence.mbarrier_init published (the inits `a` knows
+  // visible) and nothing else: no data and no phase knowledge (it orders nothing).
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase);
   std::uint32_t now(AgentId a) const { return clocks_[a][a]; }  // a's current epoch
   const std::vector<std::uint32_t>& clock(AgentId a) const { return clocks_[a]; }
@@ -139,6 +143,7 @@ class RaceDetector {
   std::vector<Knowledge> known_;                           // per agent
   std::vector<std::uint32_t> incarnation_;                 // per barrier: inits so far
   std::vector<AgentId> init_by_;                           // per barrier: who made its current init
+  std::vector<std::uint32_t> init_epoch_;                  // ... and that agent's epoch at the init
   std::vector<Released> released_;                         // index: barrier id
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
   std::uintptr_t cached_page_ = ~std::uintptr_t{0};
