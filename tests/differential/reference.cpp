@@ -29,6 +29,14 @@ void Explorer::expand(std::uint32_t id) {
   State s = decode(*keys_[id]);
   bool any = false;
   for (int a = 0; a < agents_; ++a) {
+    // An agent that has finished (or not started) cannot move: its step would return false
+    // before touching anything, so the copy of the state is skipped.
+    const bool idle = a < n_          ? s.threads[static_cast<std::size_t>(a)].finished != 0
+                      : a < cpa_base_ ? s.copies[static_cast<std::size_t>(a - n_)].status != 1
+                      : a < arv_base_ ? s.cpas[static_cast<std::size_t>(a - cpa_base_)].status != 1
+                      : a < wg_base_  ? s.arrivers[static_cast<std::size_t>(a - arv_base_)].status != 1
+                                      : s.wgs[static_cast<std::size_t>(a - wg_base_)].status != 1;
+    if (idle) continue;
     State next = s;
     try {
       const bool moved = a < n_          ? thread_step(next, a)

@@ -1,5 +1,5 @@
 // mbcheck_soak: the reference enumerator against DPOR on many generated programs.
-//   mbcheck_soak [--programs N] [--seed S]
+//   mbcheck_soak [--programs N] [--seed S] [--slow MS]
 // Prints the coverage histogram, the totals and every disagreement (the program, what
 // differs), shrunk to a minimal program: statements are removed one at a time while the
 // disagreement stays. Exit 1 on any disagreement.
@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "tests/differential/compare.hpp"
 #include "tests/differential/generator.hpp"
@@ -35,16 +36,20 @@ DiffProgram shrink(DiffProgram p) {
 
 int main(int argc, char** argv) {
   std::uint64_t programs = 1'000'000, seed = 1;
+  double slow_ms = 0;  // --slow MS: print the programs that take longer
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--programs"))
       programs = std::strtoull(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--seed"))
       seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--slow"))
+      slow_ms = std::strtod(argv[i + 1], nullptr);
   }
   Coverage coverage, kinds;
   std::uint64_t disagreements = 0, incomplete = 0, bugs = 0, executions = 0, states = 0;
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t k = 0; k < programs; ++k) {
+    const auto program_start = std::chrono::steady_clock::now();
     const DiffProgram p = generate(seed + k);
     add_coverage(p, coverage);
     const Comparison c = compare(p);
@@ -52,7 +57,20 @@ int main(int argc, char** argv) {
     states += c.reference.states;
     bugs += c.reference.bug;
     for (const auto& k : c.reference.bug_kinds) ++kinds["reference finds " + k];
-    if (!c.reference.bug) ++kinds["bug-free"];
+    if (!c.reference.bug) {
+      ++kinds["bug-free"];
+      // the new statements where outcomes are compared (bug-free programs), by shape
+      ++kinds[fmt::format("bug-free, clusters {}x{}, warps of {}", p.cluster_x, p.cluster_y, p.warp_size)];
+      std::set<Stmt> stmts;
+      for (const auto& script : p.scripts)
+        for (const Instr& i : script)
+          if (i.op >= Stmt::remote_arrive) stmts.insert(i.op);
+      for (Stmt st : stmts) ++kinds[fmt::format("bug-free, having {}", to_string(st))];
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - program_start).count();
+    if (slow_ms > 0 && took * 1000 > slow_ms)
+      fmt::print("SLOW program {} ({:.0f} ms, {} reference states):\n{}\n", seed + k, took * 1000, c.reference.states,
+                 describe(p));
     if (c.search_incomplete) {
       ++incomplete;
       fmt::print("INCOMPLETE on program {} ({}):\n{}\n", seed + k, c.why, describe(p));
