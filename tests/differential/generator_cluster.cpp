@@ -58,7 +58,6 @@ struct ClusterGen {
   // The bodies, between the setup sync and the teardown sync.
   void body(std::uint32_t which) {
     const std::uint32_t size = p.cluster_size();
-    const std::int32_t all = static_cast<std::int32_t>((1u << size) - 1);
     switch (which) {
       case 0: {  // remote arrivals on rank 0's barrier, one of them after a DSMEM store it guards
         p.counts = {size - 1};
@@ -71,14 +70,18 @@ struct ClusterGen {
         if (data) at(last(0)).push_back({Stmt::load, 0, 0});
         break;
       }
-      case 1: {  // CTA 0 multicasts into every CTA's full barrier (0); each CTA's consumer waits,
-                 // reads the slot and releases rank 0's empty barrier (1), which the producer waits
+      case 1: {  // CTA 0 multicasts into the full barrier (0) of its row or column of the cluster (as
+                 // CUTLASS multicasts A along a row and B along a column); each of those CTAs'
+                 // consumer waits, reads the slot and releases rank 0's empty barrier (1), which the
+                 // producer waits for
         p.barriers = 2;
-        p.counts = {1, size};
+        const std::uint32_t mask = size == 2 ? 3u : chance(50) ? 3u : 5u;  // 2x2: ranks {0, 1} or {0, 2}
+        p.counts = {1, 2};
         for (std::uint32_t c = 0; c < size; ++c) {
+          if (!(mask >> c & 1)) continue;
           auto& s = at(last(c));
           s.push_back({Stmt::arrive_expect_tx, 0, tx_bytes()});
-          if (c == 0) at(first(0)).push_back({Stmt::multicast, 0, all});
+          if (c == 0) at(first(0)).push_back({Stmt::multicast, 0, static_cast<std::int32_t>(mask)});
           s.push_back({chance(70) ? Stmt::wait : Stmt::try_then_wait, 0, 0});
           s.push_back({Stmt::load_slot, 0, 0});
           s.push_back({Stmt::remote_arrive, 1, 0});
@@ -126,6 +129,22 @@ struct ClusterGen {
         at(last(0)).push_back({Stmt::wait, 0, 0});
         at(last(0)).push_back({Stmt::load, 0, 1});
         break;
+      case 5: {  // a CTA-local round on barrier 0 before a cluster sync; after it another thread
+                 // of the CTA reads the barrier by its phase bit (what the sync carried decides)
+        p.counts = {1};
+        const bool relaxed = chance(50);
+        for (std::uint32_t c = 0; c < size; ++c)
+          for (std::uint32_t t = first(c); t <= last(c); ++t) {
+            if (t == first(c)) {
+              at(t).push_back({Stmt::arrive, 0, 0});
+              at(t).push_back({Stmt::wait, 0, 0});
+            }
+            at(t).push_back({relaxed ? Stmt::cluster_arrive_relaxed : Stmt::cluster_arrive, 0, 0});
+            at(t).push_back({Stmt::cluster_wait, 0, 0});
+            if (t == last(c) && c == 0) at(t).push_back({chance(50) ? Stmt::parity_try_wait : Stmt::parity_wait, 0, 1});
+          }
+        break;
+      }
       default: break;
     }
   }
@@ -145,17 +164,26 @@ DiffProgram generate_cluster(sim::SplitMix64& rng) {
   p.scripts.resize(p.total_threads());
   // Setup: fence.mbarrier_init and a cluster sync (relaxed as CUTLASS's, or release); each
   // part sometimes dropped. Teardown: a cluster sync before exit, sometimes dropped.
+  const std::uint32_t which = g.pick(11);  // bodies 0..4 twice as often as 5, which needs 2 threads
+  const std::uint32_t body = which < 10 ? which / 2 : p.threads > 1 ? 5 : 3;
+  // A mixed setup: thread 0 of each CTA (the initialiser) arrives relaxed, the others release.
   const bool setup = !g.chance(10), fence = !g.chance(12), relaxed = g.chance(70), teardown = !g.chance(15);
+  const bool mixed = p.threads > 1 && g.chance(15);
   if (setup)
     for (std::uint32_t t = 0; t < p.total_threads(); ++t) {
       if (fence && t % p.threads == 0) p.scripts[t].push_back({Stmt::fence_init, 0, 0});
-      p.scripts[t].push_back({relaxed ? Stmt::cluster_arrive_relaxed : Stmt::cluster_arrive, 0, 0});
+      const bool weak = mixed ? t % p.threads == 0 : relaxed;
+      p.scripts[t].push_back({weak ? Stmt::cluster_arrive_relaxed : Stmt::cluster_arrive, 0, 0});
       p.scripts[t].push_back({Stmt::cluster_wait, 0, 0});
     }
-  g.body(g.pick(5));
+  g.body(body);
   p.counts.resize(p.barriers, 1);
+  // Sometimes one thread (an early-exiting producer) skips the teardown.
+  const std::uint32_t skipper = g.chance(12) ? g.pick(p.total_threads()) : p.total_threads();
   if (teardown)
-    for (auto& s : p.scripts) {
+    for (std::uint32_t t = 0; t < p.total_threads(); ++t) {
+      if (t == skipper) continue;
+      auto& s = p.scripts[t];
       s.push_back({Stmt::cluster_arrive, 0, 0});
       s.push_back({Stmt::cluster_wait, 0, 0});
     }

@@ -77,8 +77,11 @@ int main(int argc, char** argv) {
     } else if (!c.agree) {
       ++disagreements;
       const DiffProgram small = shrink(p);
-      fmt::print("DISAGREEMENT on program {} ({}):\n{}shrunk to:\n{}{}\n\n", seed + k, c.why, describe(p),
-                 describe(small), compare(small).why);
+      const Comparison cs = compare(small);
+      const char* known = known_runtime_issue(small, cs);
+      ++kinds[fmt::format("disagreements, known runtime issue {}", known ? known : "none (new)")];
+      fmt::print("DISAGREEMENT on program {} ({}):\n{}shrunk to:\n{}{}\nknown runtime issue: {}\n\n", seed + k, c.why,
+                 describe(p), describe(small), cs.why, known ? known : "none");
     }
     if ((k + 1) % 10000 == 0)
       fmt::print(stderr, "{} programs, {} disagreements, {:.0f} s\n", k + 1, disagreements,
