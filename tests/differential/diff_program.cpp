@@ -55,6 +55,7 @@ const char* to_string(Stmt s) {
     case Stmt::syncwarp: return "syncwarp";
     case Stmt::elect_sync: return "elect_sync";
     case Stmt::shfl_idx: return "shfl_idx";
+    case Stmt::arrive_relaxed: return "arrive_relaxed";
     case Stmt::count_: break;
   }
   return "?";

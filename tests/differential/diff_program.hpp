@@ -135,6 +135,8 @@
 //                       lane, 0 in the others
 //   shfl_idx            shfl.sync.idx.b32(full mask, value g+1, source lane arg): the same
 //                       rendezvous; records lane arg's value
+//   arrive_relaxed      mbarrier.arrive.relaxed.cta (count 1): the arrive-on of `arrive`, releasing
+//                       nothing (no data and no phase knowledge)
 // Warps: warp_size is 1 (each thread a warp: named-barrier counts are thread counts) or 2 (for
 // the collectives; such programs use no named barriers, whose per-warp arrival is not modelled
 // here). Lanes of one warp run the same collectives in the same order (the generator keeps it
@@ -209,6 +211,7 @@ enum class Stmt : std::uint8_t {
   syncwarp,
   elect_sync,
   shfl_idx,
+  arrive_relaxed,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -29,6 +29,8 @@ struct Gen {
     static constexpr Stmt kPool[] = {Stmt::arrive,
                                      Stmt::arrive,
                                      Stmt::arrive,
+                                     Stmt::arrive_relaxed,
+                                     Stmt::arrive_relaxed,
                                      Stmt::arrive_drop,
                                      Stmt::arrive_no_complete,
                                      Stmt::arrive_expect_tx,

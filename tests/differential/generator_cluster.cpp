@@ -20,11 +20,11 @@ struct ClusterGen {
   // or a plain one of the CTA.
   Instr random_instr() {
     static constexpr Stmt kPool[] = {
-        Stmt::remote_arrive, Stmt::remote_arrive,  Stmt::remote_complete_tx, Stmt::remote_arrive_expect_tx,
-        Stmt::multicast,     Stmt::cluster_arrive, Stmt::cluster_wait,       Stmt::cluster_arrive_relaxed,
-        Stmt::fence_init,    Stmt::dsmem_store,    Stmt::dsmem_load,         Stmt::dsmem_load,
-        Stmt::arrive,        Stmt::wait,           Stmt::try_wait,           Stmt::store,
-        Stmt::load,          Stmt::load_slot,      Stmt::atomic_add,         Stmt::arrive_expect_tx};
+        Stmt::remote_arrive,  Stmt::remote_arrive,  Stmt::remote_complete_tx, Stmt::remote_arrive_expect_tx,
+        Stmt::multicast,      Stmt::cluster_arrive, Stmt::cluster_wait,       Stmt::cluster_arrive_relaxed,
+        Stmt::fence_init,     Stmt::dsmem_store,    Stmt::dsmem_load,         Stmt::dsmem_load,
+        Stmt::arrive_relaxed, Stmt::wait,           Stmt::try_wait,           Stmt::store,
+        Stmt::load,           Stmt::load_slot,      Stmt::atomic_add,         Stmt::arrive_expect_tx};
     Instr i;
     i.op = kPool[pick(sizeof kPool / sizeof kPool[0])];
     i.bar = static_cast<std::uint8_t>(pick(p.barriers));

@@ -304,7 +304,7 @@ inline void release_known(Barrier& b, const std::vector<I>& known) {
 }
 // Would a blocking wait for phase q run now? (An uninitialised barrier runs, to report it.)
 inline bool is_collective(Stmt op) { return op == Stmt::syncwarp || op == Stmt::elect_sync || op == Stmt::shfl_idx; }
-inline bool is_cluster_stmt(Stmt op) { return op >= Stmt::remote_arrive && op < Stmt::count_; }
+inline bool is_cluster_stmt(Stmt op) { return op >= Stmt::remote_arrive && op <= Stmt::shfl_idx; }
 inline bool wait_proceeds(const Barrier& b, I q) { return !b.live || b.phase != q; }
 
 inline bool uses_barrier(Stmt op) {

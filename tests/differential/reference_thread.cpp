@@ -35,11 +35,13 @@ void Explorer::arrive(Thread& t, int g, Barrier& b, const Instr& in) {
   if (no_complete && b.pending == 1 && b.tx == 0) misuse("nocomplete-completes");
   if (no_complete) t.regs.push_back(b.pending);  // the token's pending_count: before the arrive
   if (in.op == Stmt::arrive_token) t.token[in.bar] = b.phase + 1;
-  release(b, t.clock);
-  release_known(b, t.known);
-  t.clock[static_cast<std::size_t>(g)] += 1;  // later accesses are not covered by this release
-  if (with_tx) b.tx += in.arg;                // expect-tx first, then arrive-on(1)
-  if (drop) b.expected -= 1;                  // this and every later phase
+  if (in.op != Stmt::arrive_relaxed) {  // .relaxed: the arrive-on alone
+    release(b, t.clock);
+    release_known(b, t.known);
+    t.clock[static_cast<std::size_t>(g)] += 1;  // later accesses are not covered by this release
+  }
+  if (with_tx) b.tx += in.arg;  // expect-tx first, then arrive-on(1)
+  if (drop) b.expected -= 1;    // this and every later phase
   b.pending -= 1;
   complete_if_done(b);
 }
@@ -71,7 +73,8 @@ bool Explorer::thread_step(State& s, int g) const {
     case Stmt::arrive_drop:
     case Stmt::arrive_no_complete:
     case Stmt::arrive_expect_tx:
-    case Stmt::arrive_token: arrive(t, g, b, in); break;
+    case Stmt::arrive_token:
+    case Stmt::arrive_relaxed: arrive(t, g, b, in); break;
     case Stmt::expect_tx:  // relaxed; never completes a phase
       require_live(b);
       check_bytes(in.arg);
