@@ -15,7 +15,7 @@ namespace {
 // Programs [first, last] of the generator: DPOR and the reference agree on each.
 void agree_on(std::uint64_t first, std::uint64_t last) {
   Coverage coverage;
-  std::uint64_t disagreements = 0, incomplete = 0;
+  std::uint64_t disagreements = 0, incomplete = 0, known = 0;
   for (std::uint64_t seed = first; seed <= last; ++seed) {
     const DiffProgram p = generate(seed);
     add_coverage(p, coverage);
@@ -23,21 +23,57 @@ void agree_on(std::uint64_t first, std::uint64_t last) {
     if (c.search_incomplete) {
       ++incomplete;  // too many executions: a size problem, not a wrong answer
     } else if (!c.agree) {
-      ++disagreements;
-      UNSCOPED_INFO("program " << seed << ": " << c.why << "\n" << describe(p));
+      // The runtime's known departures from the PTX ISA (tests/differential/
+      // known_disagreements.md) are counted and shown, not failed on; any other fails.
+      if (const char* issue = known_runtime_issue(p, c)) {
+        ++known;
+        WARN("program " << seed << ": known runtime issue " << issue << ": " << c.why << "\n" << describe(p));
+      } else {
+        ++disagreements;
+        UNSCOPED_INFO("program " << seed << ": " << c.why << "\n" << describe(p));
+      }
     }
   }
   CHECK(disagreements == 0);
+  CHECK(known <= 10);  // about 3 per 1000 programs: more means a new kind hides behind a known one
   // A few bug-free programs with spins beside multi-piece copies exceed 200000 executions
   // (4 of the first 5000): the static relation's size problem, kept visible here.
   CHECK(incomplete <= 3);
   // The generator covers what users write (the soak script prints the whole histogram).
-  for (const char* feature :
-       {"stmt:spin_try_wait", "stmt:spin_backoff", "stmt:try_then_wait", "stmt:token_wait", "stmt:token_test_wait",
-        "stmt:expect_tx", "stmt:complete_tx", "stmt:arrive_drop", "stmt:copy", "stmt:atomic_add", "stmt:sync_threads",
-        "pattern:next-phase wait after own arrive", "pattern:straight-line repeated polls",
-        "pattern:tx ops beside plain arrivals", "pattern:threads exit at different times", "shape:2 cta(s) x 2 threads",
-        "shape:2 barrier(s)", "shape:copies in 2 piece(s)"}) {
+  for (const char* feature : {"stmt:spin_try_wait",
+                              "stmt:spin_backoff",
+                              "stmt:try_then_wait",
+                              "stmt:token_wait",
+                              "stmt:token_test_wait",
+                              "stmt:expect_tx",
+                              "stmt:complete_tx",
+                              "stmt:arrive_drop",
+                              "stmt:copy",
+                              "stmt:atomic_add",
+                              "stmt:sync_threads",
+                              "pattern:next-phase wait after own arrive",
+                              "pattern:straight-line repeated polls",
+                              "pattern:tx ops beside plain arrivals",
+                              "pattern:threads exit at different times",
+                              "shape:2 cta(s) x 2 threads",
+                              "shape:2 barrier(s)",
+                              "shape:copies in 2 piece(s)",
+                              "stmt:remote_arrive",
+                              "stmt:remote_complete_tx",
+                              "stmt:remote_arrive_expect_tx",
+                              "stmt:multicast",
+                              "stmt:cluster_arrive",
+                              "stmt:cluster_arrive_relaxed",
+                              "stmt:cluster_wait",
+                              "stmt:fence_init",
+                              "stmt:dsmem_store",
+                              "stmt:dsmem_load",
+                              "stmt:syncwarp",
+                              "stmt:elect_sync",
+                              "stmt:shfl_idx",
+                              "shape:cluster 2x1",
+                              "shape:cluster 2x2",
+                              "shape:warps of 2"}) {
     INFO(feature);
     CHECK(coverage[feature] >= 5);
   }

@@ -42,6 +42,20 @@ const char* to_string(Stmt s) {
     case Stmt::wg_mma: return "wg_mma";
     case Stmt::wg_commit: return "wg_commit";
     case Stmt::wg_wait: return "wg_wait";
+    case Stmt::remote_arrive: return "remote_arrive";
+    case Stmt::remote_complete_tx: return "remote_complete_tx";
+    case Stmt::remote_arrive_expect_tx: return "remote_arrive_expect_tx";
+    case Stmt::multicast: return "multicast";
+    case Stmt::cluster_arrive: return "cluster_arrive";
+    case Stmt::cluster_arrive_relaxed: return "cluster_arrive_relaxed";
+    case Stmt::cluster_wait: return "cluster_wait";
+    case Stmt::fence_init: return "fence_init";
+    case Stmt::dsmem_store: return "dsmem_store";
+    case Stmt::dsmem_load: return "dsmem_load";
+    case Stmt::syncwarp: return "syncwarp";
+    case Stmt::elect_sync: return "elect_sync";
+    case Stmt::shfl_idx: return "shfl_idx";
+    case Stmt::arrive_relaxed: return "arrive_relaxed";
     case Stmt::count_: break;
   }
   return "?";
@@ -64,7 +78,8 @@ std::string format_observed(const Observed& o) {
 }
 
 std::string describe(const DiffProgram& p) {
-  std::string out = fmt::format("{} cta x {} threads, barriers", p.ctas, p.threads);
+  std::string out = fmt::format("{} cta x {} threads (clusters {}x{}, warps of {}), barriers", p.ctas, p.threads,
+                                p.cluster_x, p.cluster_y, p.warp_size);
   for (auto c : p.counts) out += fmt::format(" count {}", c);
   out += fmt::format(", copies in {} piece(s)\n", p.copy_pieces);
   for (std::size_t g = 0; g < p.scripts.size(); ++g) {

@@ -91,7 +91,58 @@
 //                       run before thread 0's commit, which PTX's .sync.aligned rules out and
 //                       which the search does not explore: the rendezvous orders them.
 //                       tests/test_operation_model.cpp holds waits by the whole warp group.)
-// Copy sources: word j of slot s in CTA c lands the value 1000 + 100c + 10s + j.
+// Clusters, scopes and warp collectives (PTX ISA: mapa, mbarrier .shared::cluster, barrier.cluster,
+// cp.async.bulk .multicast::cluster, fence.mbarrier_init, bar.warp.sync, elect.sync, shfl.sync):
+// the launch groups the CTAs into clusters of cluster_x by cluster_y (1x1, 2x1 or 2x2; CTA c is
+// rank c % size of cluster c / size); `rank` below is a rank in the thread's own cluster, and a
+// rank outside it is misuse cluster. Misuse unfenced-init: a thread's use of a barrier of another
+// CTA (remote_*, or a multicast's destination) before that barrier's init is visible to it: the
+// init is visible to the initialising thread at once and travels along every happens-before
+// edge (whatever the scope: the model does not tell .cta from .cluster, docs/model.md "Scopes"),
+// and a fence_init by the initialising thread also lets a relaxed cluster arrive carry it (that
+// fact and nothing else). Bug lifetime: a CTA's shared memory ends when its last thread exits;
+// a use of it by an agent of another CTA (remote_*, a multicast landing, dsmem_*) must happen
+// before the exit of some thread of the CTA, except that a counter op (remote arrive or
+// complete_tx, a multicast landing) on a barrier phase some thread of the CTA saw complete (a
+// poll answering true) has been performed; a use after the last exit is a lifetime bug too.
+//   remote_arrive       mbarrier.arrive.release.cluster.shared::cluster on barrier `bar` of CTA
+//                       rank arg (mapa): an arrive-on(1) that releases; no token
+//   remote_complete_tx  mbarrier.complete_tx.relaxed.cluster(16 bytes) on `bar` of rank arg
+//   remote_arrive_expect_tx  mbarrier.arrive.expect_tx.release.cluster(16 * copy_pieces bytes) on
+//                       `bar` of rank arg
+//   multicast           cp.async.bulk ... .multicast::cluster of 16 * copy_pieces bytes from the
+//                       issuing CTA's source of slot S[arg >> 4] into that slot of every CTA of
+//                       the mask arg & 15 (ranks; none, or one outside the cluster: misuse
+//                       cluster): one copy agent per destination, landing in copy_pieces pieces
+//                       as `copy` does, each a complete_tx(16) on barrier `bar` of that CTA
+//   cluster_arrive      barrier.cluster.arrive (.release); cluster_arrive_relaxed: .relaxed
+//                       (orders no data). A phase of the cluster barrier completes once every
+//                       thread of the cluster that has not exited has arrived in it. A second
+//                       arrive with no cluster_wait between is misuse cluster.
+//   cluster_wait        barrier.cluster.wait (.acquire): blocks until the phase of the thread's
+//                       last arrive completes; acquires that phase's releases; with no arrive
+//                       before it (since its last wait): misuse cluster
+//   fence_init          fence.mbarrier_init.release.cluster: the thread's earlier inits (thread 0
+//                       of a CTA: all of its barriers; in other threads nothing) become
+//                       visible to the cluster through what follows it, relaxed cluster arrives
+//                       included
+//   dsmem_store, dsmem_load  ordinary store of g+1 to / load (recorded) of word D[arg] of the CTA
+//                       of rank `bar` (mapa + st/ld.shared::cluster); a race as `store`/`load`
+//   syncwarp            __syncwarp(full mask) (bar.warp.sync): a rendezvous of the warp's lanes
+//                       (no lane leaves before every lane reached its collective; an exited lane
+//                       never does), releasing and acquiring among them like sync_threads
+//   elect_sync          elect.sync(full mask): the same rendezvous; records 1 in the warp's lowest
+//                       lane, 0 in the others
+//   shfl_idx            shfl.sync.idx.b32(full mask, value g+1, source lane arg): the same
+//                       rendezvous; records lane arg's value
+//   arrive_relaxed      mbarrier.arrive.relaxed.cta (count 1): the arrive-on of `arrive`, releasing
+//                       nothing (no data and no phase knowledge)
+// Warps: warp_size is 1 (each thread a warp: named-barrier counts are thread counts) or 2 (for
+// the collectives; such programs use no named barriers, whose per-warp arrival is not modelled
+// here). Lanes of one warp run the same collectives in the same order (the generator keeps it
+// so; PTX requires every lane of the mask to execute the same .sync instruction).
+// Copy sources: word j of slot s in CTA c lands the value 1000 + 100c + 10s + j (a multicast
+// lands its issuing CTA's values in every destination).
 //
 // Memory model (PTX): arrive, arrive_drop, arrive.noComplete and arrive.expect_tx release;
 // a wait or poll that answers true for phase q acquires every release on phase q of that
@@ -147,6 +198,20 @@ enum class Stmt : std::uint8_t {
   wg_mma,
   wg_commit,
   wg_wait,
+  remote_arrive,
+  remote_complete_tx,
+  remote_arrive_expect_tx,
+  multicast,
+  cluster_arrive,
+  cluster_arrive_relaxed,
+  cluster_wait,
+  fence_init,
+  dsmem_store,
+  dsmem_load,
+  syncwarp,
+  elect_sync,
+  shfl_idx,
+  arrive_relaxed,
   count_  // number of statements
 };
 const char* to_string(Stmt s);
@@ -163,8 +228,11 @@ struct DiffProgram {
   std::uint32_t barriers = 1;         // per CTA
   std::vector<std::uint32_t> counts;  // init count of each barrier
   std::uint32_t copy_pieces = 1;
-  std::vector<std::vector<Instr>> scripts;  // by global thread index
+  std::uint32_t cluster_x = 1, cluster_y = 1;  // cluster dims: 1x1, 2x1 or 2x2, dividing ctas
+  std::uint32_t warp_size = 1;                 // 1 or 2 (dividing threads)
+  std::vector<std::vector<Instr>> scripts;     // by global thread index
   std::uint32_t total_threads() const { return ctas * threads; }
+  std::uint32_t cluster_size() const { return cluster_x * cluster_y; }
 };
 
 inline constexpr int kDataWords = 2, kSlots = 2, kSlotWords = 4, kAtomicWords = 2, kNamedIds = 2;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "sim/explore/strategy.hpp"
+#include "tests/differential/generator_cluster.hpp"
 
 namespace mbcheck::diff {
 
@@ -28,6 +29,8 @@ struct Gen {
     static constexpr Stmt kPool[] = {Stmt::arrive,
                                      Stmt::arrive,
                                      Stmt::arrive,
+                                     Stmt::arrive_relaxed,
+                                     Stmt::arrive_relaxed,
                                      Stmt::arrive_drop,
                                      Stmt::arrive_no_complete,
                                      Stmt::arrive_expect_tx,
@@ -292,8 +295,14 @@ void plant_protocol(Gen& g) {
 DiffProgram generate(std::uint64_t seed) {
   Gen g{sim::SplitMix64(seed * 0x9e3779b97f4a7c15ull + 17), {}};
   DiffProgram& p = g.p;
-  p.ctas = g.chance(15) ? 2 : 1;
-  p.threads = p.ctas == 2 ? 2 : 2 + g.pick(2);
+  // A third of the programs are cluster programs (generator_cluster.cpp); of the others, one
+  // in five runs with warps of two lanes and gets warp collectives.
+  const std::uint32_t kind = g.pick(100);
+  if (kind < 34) return generate_cluster(g.rng);
+  const bool warps = kind < 48;
+  p.ctas = !warps && g.chance(15) ? 2 : 1;
+  p.threads = warps ? (g.chance(25) ? 4 : 2) : p.ctas == 2 ? 2 : 2 + g.pick(2);
+  p.warp_size = warps ? 2 : 1;
   p.barriers = 1 + (g.chance(35) ? 1 : 0);
   for (std::uint32_t b = 0; b < p.barriers; ++b) p.counts.push_back(1 + g.pick(p.threads));
   p.copy_pieces = g.chance(30) ? 2 : 1;
@@ -318,6 +327,7 @@ DiffProgram generate(std::uint64_t seed) {
       script.insert(script.begin() + at, in);
     }
   }
+  if (warps) plant_collectives(p, g.rng);
   return p;
 }
 
@@ -384,6 +394,7 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
   seen.insert(fmt::format("shape:{} cta(s) x {} threads", p.ctas, p.threads));
   seen.insert(fmt::format("shape:{} barrier(s)", p.barriers));
   seen.insert(fmt::format("shape:copies in {} piece(s)", p.copy_pieces));
+  add_cluster_coverage(p, seen);
   for (const auto& s : seen) ++c[s];
 }
 

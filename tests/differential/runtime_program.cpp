@@ -16,7 +16,9 @@ RuntimeProgram::RuntimeProgram(DiffProgram program) : program_(std::move(program
     throw std::invalid_argument("a differential program has 1..4 barriers, each with a count");
   shape_.ctas = program_.ctas;
   shape_.threads_per_cta = program_.threads;
-  shape_.warp_size = 1;  // named-barrier counts are then thread counts (see diff_program.hpp)
+  shape_.warp_size = program_.warp_size;  // 1: named-barrier counts are thread counts (diff_program.hpp)
+  shape_.cluster_x = program_.cluster_x;
+  shape_.cluster_y = program_.cluster_y;
   shape_.copy_pieces = program_.copy_pieces;
   shape_.smem_bytes = barrier_bytes<P>(program_.barriers) + kSlotsOffset + kSlots * kSlotBytes;
   registers_.resize(program_.total_threads());
@@ -52,6 +54,7 @@ void RuntimeProgram::thread_main() {
   std::array<bool, 4> have_token{};
   std::array<P::WaitStatus, 4> statuses{};
   std::array<bool, 4> have_status{};
+  const std::uint32_t warp_mask = (1u << program_.warp_size) - 1;  // every lane of the warp
   for (const Instr& i : program_.scripts[g]) {
     const Mbarrier<P> bar(bars[i.bar]);
     const std::int64_t q = i.arg;
@@ -132,6 +135,32 @@ void RuntimeProgram::thread_main() {
       case Stmt::wg_wait:
         if (t == 0) sim::Runtime::current().wait_group(sim::OpKind::wgmma_wait, static_cast<std::uint32_t>(i.arg));
         break;
+      case Stmt::remote_arrive: P::mbarrier_arrive_cluster(bars[i.bar], static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::remote_complete_tx:
+        P::mbarrier_complete_tx_cluster(bars[i.bar], static_cast<std::uint32_t>(i.arg), 16);
+        break;
+      case Stmt::remote_arrive_expect_tx:
+        P::mbarrier_arrive_expect_tx_cluster(bars[i.bar], 16 * program_.copy_pieces, static_cast<std::uint32_t>(i.arg));
+        break;
+      case Stmt::multicast: {
+        const int slot = i.arg >> 4;
+        P::cp_async_bulk_global_to_shared_multicast(
+            slots + slot * kSlotWords, sources_.data() + (cta * kSlots + slot) * kSlotWords, 16 * program_.copy_pieces,
+            bars[i.bar], static_cast<std::uint16_t>(i.arg & 15));
+        break;
+      }
+      case Stmt::cluster_arrive: P::barrier_cluster_arrive(); break;
+      case Stmt::cluster_arrive_relaxed: P::barrier_cluster_arrive_relaxed(); break;
+      case Stmt::cluster_wait: P::barrier_cluster_wait(); break;
+      case Stmt::fence_init: P::fence_mbarrier_init_release_cluster(); break;
+      case Stmt::dsmem_store:
+        P::store(P::map_shared_rank(data + i.arg, i.bar), static_cast<std::int64_t>(g + 1));
+        break;
+      case Stmt::dsmem_load: regs[n++] = P::load(P::map_shared_rank(data + i.arg, i.bar)); break;
+      case Stmt::syncwarp: P::syncwarp(warp_mask); break;
+      case Stmt::elect_sync: regs[n++] = P::elect_sync(warp_mask); break;
+      case Stmt::shfl_idx: regs[n++] = P::shfl_sync_idx(warp_mask, g + 1, static_cast<std::uint32_t>(i.arg)); break;
+      case Stmt::arrive_relaxed: P::mbarrier_arrive_relaxed(bars[i.bar]); break;
       case Stmt::count_: break;
     }
   }

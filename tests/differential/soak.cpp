@@ -1,5 +1,5 @@
 // mbcheck_soak: the reference enumerator against DPOR on many generated programs.
-//   mbcheck_soak [--programs N] [--seed S] [--fuzz-runs R] [--show 1]
+//   mbcheck_soak [--programs N] [--seed S] [--fuzz-runs R] [--show 1] [--slow MS]
 // Prints the coverage histogram, the totals and every disagreement (the program, what
 // differs), shrunk to a minimal program: statements are removed one at a time while the
 // disagreement stays. Then fuzzing against the same reference (tests/differential/
@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "tests/differential/compare.hpp"
 #include "tests/differential/fuzz_compare.hpp"
@@ -40,6 +41,7 @@ DiffProgram shrink(DiffProgram p) {
 
 int main(int argc, char** argv) {
   std::uint64_t programs = 1'000'000, seed = 1, fuzz_runs = 40, show = 0;
+  double slow_ms = 0;  // --slow MS: print the programs that take longer
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--programs"))
       programs = std::strtoull(argv[i + 1], nullptr, 10);
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
       show = std::strtoull(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--fuzz-runs"))
       fuzz_runs = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--slow"))
+      slow_ms = std::strtod(argv[i + 1], nullptr);
   }
   Coverage coverage, kinds;
   std::uint64_t disagreements = 0, incomplete = 0, bugs = 0, executions = 0, states = 0;
@@ -56,6 +60,7 @@ int main(int argc, char** argv) {
   std::uint64_t depth1 = 0, depth1_missed = 0, depth1_random_missed = 0, deeper = 0, deeper_found = 0;
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t k = 0; k < programs; ++k) {
+    const auto program_start = std::chrono::steady_clock::now();
     const DiffProgram p = generate(seed + k);
     add_coverage(p, coverage);
     const Comparison c = compare(p);
@@ -63,15 +68,31 @@ int main(int argc, char** argv) {
     states += c.reference.states;
     bugs += c.reference.bug;
     for (const auto& k : c.reference.bug_kinds) ++kinds["reference finds " + k];
-    if (!c.reference.bug) ++kinds["bug-free"];
+    if (!c.reference.bug) {
+      ++kinds["bug-free"];
+      // the new statements where outcomes are compared (bug-free programs), by shape
+      ++kinds[fmt::format("bug-free, clusters {}x{}, warps of {}", p.cluster_x, p.cluster_y, p.warp_size)];
+      std::set<Stmt> stmts;
+      for (const auto& script : p.scripts)
+        for (const Instr& i : script)
+          if (i.op >= Stmt::remote_arrive) stmts.insert(i.op);
+      for (Stmt st : stmts) ++kinds[fmt::format("bug-free, having {}", to_string(st))];
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - program_start).count();
+    if (slow_ms > 0 && took * 1000 > slow_ms)
+      fmt::print("SLOW program {} ({:.0f} ms, {} reference states):\n{}\n", seed + k, took * 1000, c.reference.states,
+                 describe(p));
     if (c.search_incomplete) {
       ++incomplete;
       fmt::print("INCOMPLETE on program {} ({}):\n{}\n", seed + k, c.why, describe(p));
     } else if (!c.agree) {
       ++disagreements;
       const DiffProgram small = shrink(p);
-      fmt::print("DISAGREEMENT on program {} ({}):\n{}shrunk to:\n{}{}\n\n", seed + k, c.why, describe(p),
-                 describe(small), compare(small).why);
+      const Comparison cs = compare(small);
+      const char* known = known_runtime_issue(small, cs);
+      ++kinds[fmt::format("disagreements, known runtime issue {}", known ? known : "none (new)")];
+      fmt::print("DISAGREEMENT on program {} ({}):\n{}shrunk to:\n{}{}\nknown runtime issue: {}\n\n", seed + k, c.why,
+                 describe(p), describe(small), cs.why, known ? known : "none");
     }
     if (fuzz_runs && c.reference.complete) {
       const FuzzComparison f = fuzz_compare(p, c.reference, fuzz_runs, fuzz_runs, seed + k);
