@@ -18,7 +18,8 @@ void Runtime::land_copy_piece(Agent& c) {
     // A multicast (or a copy into a peer): the landing uses the destination CTA's barrier.
     const std::int64_t cta = cta_of(c.dst, c.cta);
     if (cta >= 0 && static_cast<std::uint32_t>(cta) != c.cta) {
-      if (c.op.bar->is_live() && !races_.init_published(c.id, c.op.bar->id)) {
+      const MbarrierState& bar = *c.op.bar;
+      if (bar.life != MbarrierState::Life::invalidated && !(bar.is_live() && races_.init_published(c.id, bar.id))) {
         observe({c.id, c.op, c.op.bar->phase, false});
         end(Verdict::misuse,
             fmt::format("{}: lands in cta {} and completes {} before its init is visible to the cluster: the "

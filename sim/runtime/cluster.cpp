@@ -74,12 +74,13 @@ void Runtime::check_barrier_user(MbarrierState& bar) {
     return;
   }
   if (cta == a.cta) return;  // a .shared::cluster form on its own CTA's barrier is a local use
-  if (bar.is_live() && !races_.init_published(a.id, bar.id))
+  // A peer's barrier that is not initialised yet is the same mistake: no init visible to the user.
+  if (bar.life != MbarrierState::Life::invalidated && !(bar.is_live() && races_.init_published(a.id, bar.id)))
     throw MisuseError(MisuseKind::unfenced_init,
-                      fmt::format("used from cta {} before its init is visible to the cluster: the initialising "
+                      fmt::format("used from cta {} before {} is visible to the cluster: the initialising "
                                   "thread needs fence.mbarrier_init.release.cluster after mbarrier.init, then a "
                                   "cluster barrier (arrive, wait) before a peer's first use",
-                                  a.cta));
+                                  a.cta, bar.is_live() ? "its init" : "an init of it (it is not initialised)"));
   if (!peer_use(a, cta, to_string(a.op.kind), &bar, nullptr)) throw Aborted{};
 }
 
@@ -188,6 +189,17 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
     auto* peer_bar =
         reinterpret_cast<MbarrierState*>(cta_shared_memory(cta) + (reinterpret_cast<unsigned char*>(&bar) - own));
     info(*peer_bar);
+    // The issuing thread signals the peers' barriers: their inits must be visible to it now
+    // (its copy agents carry what it knows at the issue and learn nothing later).
+    if (cta != issuer.cta && peer_bar->life != MbarrierState::Life::invalidated &&
+        !(peer_bar->is_live() && races_.init_published(issuer.id, peer_bar->id)))
+      perform([&]() -> void {
+        throw MisuseError(MisuseKind::unfenced_init,
+                          fmt::format("multicast into cta {} before {} is visible to the issuing thread: the "
+                                      "initialising thread needs fence.mbarrier_init.release.cluster, then a cluster "
+                                      "barrier, before a peer's multicast",
+                                      cta, barrier_name(*peer_bar)));
+      });
     Agent& c = spawn_copy_agent(issuer, dst, gmem_src, bytes, {OpKind::copy_land, peer_bar, std::min(piece, bytes)});
     c.piece = piece;
     if (step.spawned == kNoAgent) step.spawned = c.id;

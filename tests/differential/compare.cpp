@@ -70,29 +70,4 @@ Comparison compare(const DiffProgram& p) {
   return c;
 }
 
-const char* known_runtime_issue(const DiffProgram& p, const Comparison& c) {
-  if (c.agree || !c.reference.complete || c.search_incomplete) return nullptr;
-  const auto& ref = c.reference;
-  const auto& s = c.search;
-  if (!ref.bug && s.bug && s.bug_kinds == std::set<std::string>{"misuse:unfenced-init"}) return "A";
-  if (!ref.bug || s.bug) return nullptr;
-  // cluster arrives per thread, and whether the program has a relaxed one and a parity wait
-  std::vector<int> arrives(p.scripts.size(), 0);
-  bool relaxed = false, parity = false;
-  for (std::size_t g = 0; g < p.scripts.size(); ++g)
-    for (const Instr& i : p.scripts[g]) {
-      arrives[g] += i.op == Stmt::cluster_arrive || i.op == Stmt::cluster_arrive_relaxed;
-      relaxed |= i.op == Stmt::cluster_arrive_relaxed;
-      parity |= i.op == Stmt::parity_wait || i.op == Stmt::parity_try_wait;
-    }
-  const std::size_t per_cluster = static_cast<std::size_t>(p.cluster_size()) * p.threads;
-  for (std::size_t first = 0; first < arrives.size(); first += per_cluster) {
-    const auto begin = arrives.begin() + static_cast<std::ptrdiff_t>(first);
-    const auto end = begin + static_cast<std::ptrdiff_t>(per_cluster);
-    if (*std::max_element(begin, end) > *std::min_element(begin, end)) return "C";
-  }
-  if (relaxed && parity && ref.bug_kinds == std::set<std::string>{"aliasing"}) return "B";
-  return nullptr;
-}
-
 }  // namespace mbcheck::diff

@@ -34,16 +34,4 @@ struct Comparison {
 
 Comparison compare(const DiffProgram& p);
 
-// A disagreement of one of the kinds where the runtime (sim/) is known to differ from the PTX
-// ISA (tests/differential/known_disagreements.md): its id ("A", "B", "C"), or nullptr. Only a
-// classification for the reports: such a disagreement is still one (the soak counts it and
-// exits 1).
-//   A  reference bug-free, the search's only verdict misuse:unfenced-init (an init made
-//      visible through another thread's release is not accepted)
-//   B  reference only aliasing, search bug-free, with a relaxed barrier.cluster arrive and a
-//      parity wait (the relaxed arrive carries phase knowledge)
-//   C  reference bug, search bug-free, and a thread of a cluster arrives on barrier.cluster
-//      fewer times than another (a phase completed by an exit: the exit releases)
-const char* known_runtime_issue(const DiffProgram& p, const Comparison& c);
-
 }  // namespace mbcheck::diff
