@@ -284,13 +284,16 @@ void Runtime::cluster_barrier_exit() {
   Agent& a = *current_;
   MbarrierState& bar = cluster_bars_[a.cta / shape_.cluster_size()].bar;
   if (!bar.is_live()) return;  // the cluster never used it: nothing counts this thread
-  if (a.cluster_arrived >= 0) {
-    // Counted in the open phase already: it leaves the count of the phases after that one.
-    if (!schedule_point({OpKind::wait, &bar, a.cluster_arrived})) return;
+  if (a.cluster_arrived >= 0 && bar.phase == a.cluster_arrived) {
+    // It arrived in the open phase and exits without its wait: counted there, it leaves the
+    // count of the phases after it (they expect one fewer). Not a step: the order of this
+    // against the completion of that phase changes nothing (after it, it would be the
+    // arrive_drop below, in the next phase, with the same counts).
     a.cluster_arrived = -1;
-    record(a, &bar);
-    observe({a.id, a.op, bar.phase, false, true});
+    --bar.expected;
+    return;
   }
+  a.cluster_arrived = -1;
   leave_count(bar);
 }
 

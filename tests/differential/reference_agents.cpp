@@ -82,11 +82,17 @@ void Explorer::settle(State& s, int g) const {
     if (!status_noop && (!token_op || t.token[in.bar] != 0)) break;
     t.pc += 1;
   }
-  if (t.pc == length(g)) {
-    t.finished = 1;
-    on_exit(s, g);                                 // (reads the clock before it is cleared)
-    std::fill(t.clock.begin(), t.clock.end(), 0);  // never read again: keep states canonical
-  }
+  // In a cluster the exit is a step of its own (PTX's exit is an instruction): other threads
+  // may run between a thread's last statement and its exit, which a peer's use of the CTA's
+  // shared memory (lifetime) and barrier.cluster's count of non-exited threads can tell.
+  if (t.pc == length(g) && p_.cluster_size() == 1) exit_thread(s, g);
+}
+
+void Explorer::exit_thread(State& s, int g) const {
+  Thread& t = s.threads[static_cast<std::size_t>(g)];
+  t.finished = 1;
+  on_exit(s, g);                                 // (reads the clock before it is cleared)
+  std::fill(t.clock.begin(), t.clock.end(), 0);  // never read again: keep states canonical
 }
 
 // When every thread of the CTA that has not exited stands at a sync_threads it has not yet
@@ -99,7 +105,7 @@ void Explorer::sync_release(State& s, int cta) const {
   for (int g = first; g < first + static_cast<int>(p_.threads); ++g) {
     const Thread& t = s.threads[static_cast<std::size_t>(g)];
     if (t.finished) continue;
-    if (!at_sync(g, t.pc) || t.released) return;
+    if (t.pc >= length(g) || !at_sync(g, t.pc) || t.released) return;  // (one about to exit: later)
     join(joined, t.clock);
     join_known(known, t.known);
     any = true;

@@ -128,6 +128,7 @@ class Explorer {
   // with no status), is a no-op, not a scheduling point: skip it as part of the step that
   // reached it. Past the last statement the thread has exited.
   void settle(State& s, int g) const;
+  void exit_thread(State& s, int g) const;  // the thread exits (settle, or a step of its own)
 
   // When every thread of the CTA that has not exited stands at a sync_threads it has not yet
   // been released from, all of them are released together, with the join of their clocks.

@@ -51,6 +51,12 @@ bool Explorer::thread_step(State& s, int g) const {
   Thread& t = s.threads[static_cast<std::size_t>(g)];
   if (t.finished) return false;
   const int cta = cta_of(g);
+  if (t.pc == length(g)) {  // past its last statement in a cluster: the exit (see settle)
+    exit_thread(s, g);
+    sync_release(s, cta);
+    rendezvous(s, g);
+    return true;
+  }
   if (is_init(g, t.pc)) {
     Barrier& b = bar(s, cta, static_cast<int>(t.pc));
     if (b.live) misuse("reinit-live");
