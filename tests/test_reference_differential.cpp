@@ -34,6 +34,8 @@ void agree_on(std::uint64_t first, std::uint64_t last) {
   // The generator covers what users write (the soak script prints the whole histogram).
   for (const char* feature : {"stmt:spin_try_wait",
                               "stmt:spin_backoff",
+                              "stmt:spin_flag",
+                              "stmt:spin_backoff_grow",
                               "stmt:try_then_wait",
                               "stmt:token_wait",
                               "stmt:token_test_wait",

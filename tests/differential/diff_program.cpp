@@ -56,6 +56,8 @@ const char* to_string(Stmt s) {
     case Stmt::elect_sync: return "elect_sync";
     case Stmt::shfl_idx: return "shfl_idx";
     case Stmt::arrive_relaxed: return "arrive_relaxed";
+    case Stmt::spin_flag: return "spin_flag";
+    case Stmt::spin_backoff_grow: return "spin_backoff_grow";
     case Stmt::count_: break;
   }
   return "?";

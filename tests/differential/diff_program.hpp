@@ -33,6 +33,12 @@
 //   token_wait          blocking wait on the token's phase (no-op when the slot is empty)
 //   spin_try_wait       while (!try_wait(bar, arg)) {}
 //   spin_backoff        n = 0; while (!test_wait(bar, arg)) { if (n < 2) ++n; }  records n
+//   spin_flag           while (!try_wait(bar, arg)) { if (atomic_load(A[0]) != 0) break; }
+//                       records 1 if the flag ended the loop, else 0 (each poll and each load
+//                       is a step of its own)
+//   spin_backoff_grow   n = 0; while (!test_wait(bar, arg)) nanosleep(++n);  records nothing:
+//                       the counter grows without bound and is dead after the loop (the
+//                       runtime's back-off merge; the reference: a poll loop)
 //   try_then_wait       t = try_wait(bar, arg); if (!t) wait(bar, arg);          records t
 //   status_try          s = try_wait_status(bar, arg): a try_wait whose answer only
 //                       status_wait reads, kept in the thread's status slot for `bar`
@@ -212,6 +218,8 @@ enum class Stmt : std::uint8_t {
   elect_sync,
   shfl_idx,
   arrive_relaxed,
+  spin_flag,
+  spin_backoff_grow,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -274,13 +274,17 @@ void plant_protocol(Gen& g) {
       }
       // A waiter of this phase.
       const std::uint32_t w = g.pick(p.threads);
-      static constexpr Stmt kWaits[] = {Stmt::wait,          Stmt::spin_try_wait, Stmt::spin_backoff,
-                                        Stmt::try_then_wait, Stmt::try_wait,      Stmt::test_wait};
+      static constexpr Stmt kWaits[] = {Stmt::wait,          Stmt::spin_try_wait,    Stmt::spin_backoff,
+                                        Stmt::try_then_wait, Stmt::try_wait,         Stmt::test_wait,
+                                        Stmt::spin_flag,     Stmt::spin_backoff_grow};
       if (g.chance(15)) {  // the try-status pair, as CUTLASS's consumers wait
         p.scripts[w].push_back({Stmt::status_try, static_cast<std::uint8_t>(b), phase});
         p.scripts[w].push_back({Stmt::status_wait, static_cast<std::uint8_t>(b), 0});
       } else {
-        p.scripts[w].push_back({kWaits[g.pick(6)], static_cast<std::uint8_t>(b), phase});
+        const Stmt kind = kWaits[g.pick(8)];
+        p.scripts[w].push_back({kind, static_cast<std::uint8_t>(b), phase});
+        // A flag another thread may raise (before or instead of its part of the phase).
+        if (kind == Stmt::spin_flag && g.chance(60)) p.scripts[g.pick(p.threads)].push_back({Stmt::atomic_store, 0, 0});
       }
       if (g.chance(40)) p.scripts[w].push_back({g.chance(50) ? Stmt::load_slot : Stmt::load, 0, 0});
     }

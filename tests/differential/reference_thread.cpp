@@ -111,6 +111,24 @@ bool Explorer::thread_step(State& s, int g) const {
     case Stmt::spin_try_wait:
       if (!poll(t, b, in.arg)) return true;  // a failed poll changes nothing: a self-loop
       break;
+    case Stmt::spin_backoff_grow:  // its counter is dead after the loop: outcomes as a plain spin
+      if (!poll(t, b, in.arg)) return true;
+      break;
+    case Stmt::spin_flag:
+      if (t.sub == 0) {  // the poll
+        if (!poll(t, b, in.arg)) {
+          t.sub = 1;  // then the flag's load, a step of its own
+          return true;
+        }
+        t.regs.push_back(0);
+      } else {  // the load of A[0]
+        if (s.atomics[0] == 0) {
+          t.sub = 0;  // back to the poll (the same state as before it: a self-loop)
+          return true;
+        }
+        t.regs.push_back(1);
+      }
+      break;
     case Stmt::spin_backoff:
       if (!poll(t, b, in.arg)) {
         t.sub = std::min(t.sub + 1, kMaxBackoff);  // a self-loop once n saturates

@@ -88,6 +88,25 @@ void RuntimeProgram::thread_main() {
         regs[n++] = backoff;
         break;
       }
+      case Stmt::spin_flag: {
+        bool by_flag = false;
+        while (!bar.try_wait(q)) {
+          if (P::atomic_load(&atomics_[0]) != 0) {
+            by_flag = true;
+            break;
+          }
+        }
+        regs[n++] = by_flag;
+        break;
+      }
+      case Stmt::spin_backoff_grow: {
+        std::uint32_t grow = 0;
+        while (!bar.test_wait(q)) {
+          P::nanosleep(++grow);
+          asm volatile("" : : "r"(grow));  // live in the loop (the host's nanosleep is empty), dead after it
+        }
+        break;
+      }
       case Stmt::try_then_wait: {
         const bool ready = bar.try_wait(q);
         if (!ready) bar.wait(q);
