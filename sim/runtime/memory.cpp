@@ -1,5 +1,5 @@
-// Plain atomics and the loads and stores of protocol data (the race detector's accesses), and how
-// a race is reported.
+// Plain atomics (and the spin awaits a write to one may wake), the loads and stores of protocol
+// data (the race detector's accesses), and how a race is reported.
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -39,6 +39,32 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   observe(step);
   if (step.wrote && !read_awaiters_.empty()) atomic_written(addr);
   return step.value;
+}
+
+// A word an await of its loop read has changed (or changed back): re-decide its enabledness.
+void Runtime::atomic_written(const std::int64_t* addr) {
+  auto keep = read_awaiters_.begin();
+  for (AgentId id : read_awaiters_) {
+    Agent& w = *agent_at_[id];
+    const bool waiting = w.kind == Agent::Kind::thread && w.state != Agent::State::finished &&
+                         w.state != Agent::State::running && w.op.await && !w.await_reads.empty();
+    if (!waiting) continue;  // it has moved on
+    *keep++ = id;
+    bool reads_it = false;
+    for (const auto& r : w.await_reads) reads_it = reads_it || r.first == addr;
+    if (!reads_it) continue;
+    auto& waiters = info(*w.op.bar).waiters;
+    const bool enabled = is_enabled_now(w);
+    if (enabled && w.enabled_pos == ~0u) {
+      std::erase(waiters, w.id);
+      add_enabled(w);
+    } else if (!enabled && w.enabled_pos != ~0u) {
+      remove_enabled(w);
+      w.state = Agent::State::blocked;
+      waiters.push_back(w.id);
+    }
+  }
+  read_awaiters_.erase(keep, read_awaiters_.end());
 }
 
 std::string Runtime::describe_address(const void* addr) const {
