@@ -44,14 +44,9 @@ void DporSearch::on_step(const Runtime& rt, const StepInfo& step) {
 // reversal put it, its thread is then that program's disabled wait, and the execution ends
 // sleep-set blocked (redundant) unless something else is left to run.
 void DporSearch::spin_noop_event(const Runtime& rt, const StepInfo& step) {
-  const auto index = static_cast<std::uint32_t>(n_events_);
-  if (n_events_ == events_.size()) events_.emplace_back();
-  ++n_events_;
+  const std::uint32_t index = new_slot(step.agent);
   Event& e = events_[index];
-  e.agent = step.agent;
   e.cat = Cat::spin_noop;
-  e.phase = 0;
-  e.completed = e.poll = false;
   e.detail = 0;
   e.seq = 0;
   e.clock = kNoClock;
@@ -66,19 +61,25 @@ void DporSearch::spin_noop_event(const Runtime& rt, const StepInfo& step) {
   for (AgentId q : n.done) keep(q);
 }
 
-// A new event slot for the step (slots and their clocks' storage are reused from execution
-// to execution); acc_ starts as its agent's previous clock, or its spawner's.
-std::uint32_t DporSearch::start_event(const StepInfo& step) {
+// The next event slot (slots and their clocks' storage are reused from execution to execution).
+std::uint32_t DporSearch::new_slot(AgentId agent) {
   const auto index = static_cast<std::uint32_t>(n_events_);
-  if (step.op.await) ++spin_iterations;
-  if (step.op.await && step.op.backoff) ++backoff_merges;
   if (n_events_ == events_.size()) events_.emplace_back();
   ++n_events_;
   Event& e = events_[index];
-  e.agent = step.agent;
+  e.agent = agent;
   e.cat = Cat::other;
   e.phase = 0;
   e.completed = e.poll = false;
+  return index;
+}
+
+// The step's event; acc_ starts as its agent's previous clock, or its spawner's.
+std::uint32_t DporSearch::start_event(const StepInfo& step) {
+  if (step.op.await) ++spin_iterations;
+  if (step.op.await && step.op.backoff) ++backoff_merges;
+  const std::uint32_t index = new_slot(step.agent);
+  Event& e = events_[index];
   e.detail = is_atomic(step.op.kind) ? step.value : step.result;
   if (last_event_.size() <= step.agent) last_event_.resize(step.agent + 1, -1);
   prev_clock_ = kNoClock;

@@ -190,6 +190,7 @@ class DporSearch final : public Strategy, public StepObserver {
 
   void classify_counter(BarrierHistory& h, const StepInfo& step, Event& e, std::vector<Group>& groups);
 
+  std::uint32_t new_slot(AgentId agent);  // the next event slot, reset but for seq/clock/detail
   std::uint32_t start_event(const StepInfo& step);
   void spin_noop_event(const Runtime& rt, const StepInfo& step);
   void find_races(std::uint32_t index, const Event& e);

@@ -18,8 +18,7 @@ void Runtime::land_copy_piece(Agent& c) {
     // A multicast (or a copy into a peer): the landing uses the destination CTA's barrier.
     const std::int64_t cta = cta_of(c.dst, c.cta);
     if (cta >= 0 && static_cast<std::uint32_t>(cta) != c.cta) {
-      const MbarrierState& bar = *c.op.bar;
-      if (bar.life != MbarrierState::Life::invalidated && !(bar.is_live() && races_.init_published(c.id, bar.id))) {
+      if (!peer_init_visible(c.id, *c.op.bar)) {
         observe({c.id, c.op, c.op.bar->phase, false});
         end(Verdict::misuse,
             fmt::format("{}: lands in cta {} and completes {} before its init is visible to the cluster: the "

@@ -74,8 +74,7 @@ void Runtime::check_barrier_user(MbarrierState& bar) {
     return;
   }
   if (cta == a.cta) return;  // a .shared::cluster form on its own CTA's barrier is a local use
-  // A peer's barrier that is not initialised yet is the same mistake: no init visible to the user.
-  if (bar.life != MbarrierState::Life::invalidated && !(bar.is_live() && races_.init_published(a.id, bar.id)))
+  if (!peer_init_visible(a.id, bar))
     throw MisuseError(MisuseKind::unfenced_init,
                       fmt::format("used from cta {} before {} is visible to the cluster: the initialising "
                                   "thread needs fence.mbarrier_init.release.cluster after mbarrier.init, then a "
@@ -191,8 +190,7 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
     info(*peer_bar);
     // The issuing thread signals the peers' barriers: their inits must be visible to it now
     // (its copy agents carry what it knows at the issue and learn nothing later).
-    if (cta != issuer.cta && peer_bar->life != MbarrierState::Life::invalidated &&
-        !(peer_bar->is_live() && races_.init_published(issuer.id, peer_bar->id)))
+    if (cta != issuer.cta && !peer_init_visible(issuer.id, *peer_bar))
       perform([&]() -> void {
         throw MisuseError(MisuseKind::unfenced_init,
                           fmt::format("multicast into cta {} before {} is visible to the issuing thread: the "

@@ -370,6 +370,12 @@ class Runtime {
   // a remote one (its Op::remote) a barrier whose init is visible to it, in a CTA of its
   // cluster still running.
   void check_barrier_user(MbarrierState& bar);
+  // May `user` use `bar`, a barrier of another CTA of its cluster? Only once an init of it is
+  // visible to the user (a barrier not initialised at all is the same unfenced-init mistake);
+  // an invalidated one is left to the operation's own misuse.
+  bool peer_init_visible(AgentId user, const MbarrierState& bar) const {
+    return bar.life == MbarrierState::Life::invalidated || (bar.is_live() && races_.init_published(user, bar.id));
+  }
   // `user` touches CTA `cta`'s shared memory from another CTA (`verb` on `bar`, or on `addr`):
   // ends the execution if that CTA exited; else remembered for the check at its exit.
   bool peer_use(const Agent& user, std::uint32_t cta, const char* verb, const MbarrierState* bar, const void* addr);
@@ -485,11 +491,11 @@ class Runtime {
     observe(step);
   }
   std::optional<StepInfo> failed_poll_;
+  std::uint64_t failed_poll_step_ = 0;  // the step it was made at
   // Threads at an await that also waits for a word to change (Agent::await_reads): an atomic
   // write may enable or disable them.
   std::vector<AgentId> read_awaiters_;
   void atomic_written(const std::int64_t* addr);
-  std::uint64_t failed_poll_step_ = 0;
 
   Program* program_ = nullptr;
   Strategy* strategy_ = nullptr;
