@@ -69,8 +69,7 @@ void Runtime::check_bulk_copy(const char* what, const void* dst, const void* src
 }
 
 Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first) {
-  Agent c;
-  c.id = static_cast<AgentId>(agents_.size());
+  Agent& c = new_agent();
   c.kind = Agent::Kind::copy;
   c.cta = issuer.cta;
   c.thread = issuer.thread;
@@ -81,11 +80,9 @@ Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std:
   c.total = bytes;
   c.op = first;
   c.site = issuer.site;
-  agents_.push_back(c);
-  agent_at_.push_back(&agents_.back());
   races_.add_agent(c.id, issuer.id);  // the copy starts after everything its issuer did
-  add_enabled(agents_.back());
-  return agents_.back();
+  add_enabled(c);
+  return c;
 }
 
 std::uint32_t Runtime::copy_piece_bytes(std::uint32_t bytes) const {

@@ -72,7 +72,8 @@ std::string Runtime::describe_address(const void* addr) const {
   std::string label;
   for (auto l = memory_labels_.rbegin(); l != memory_labels_.rend(); ++l)
     if (at >= l->begin && at < l->end) {
-      label = fmt::format("'{}'[{}] ", l->name, (at - l->begin) / l->elem_bytes);
+      const std::string name = l->index >= 0 ? fmt::format("{} {}", l->name, l->index) : l->name;
+      label = fmt::format("'{}'[{}] ", name, (at - l->begin) / l->elem_bytes);
       break;
     }
   for (std::uint32_t cta = 0; cta < ctas_.size(); ++cta) {

@@ -69,7 +69,13 @@ std::string Runtime::describe_agent(AgentId id) const {
 
 std::string Runtime::barrier_name(const MbarrierState& bar) const {
   if (bar.id == 0 || bar.id > barriers_.size()) return "mbarrier";
-  return barriers_[bar.id - 1].name;
+  const BarrierInfo& bi = barriers_[bar.id - 1];
+  if (!bi.name.empty()) return bi.name;
+  const std::string cta = shape_.ctas > 1 ? fmt::format("cta{}.", bi.cta) : std::string();
+  if (bi.labelled) return fmt::format("{}{}[{}]", cta, bi.label, bi.label_index);
+  const auto base = reinterpret_cast<std::uintptr_t>(ctas_[bi.cta].smem.data());
+  const auto aligned = base + (128 - base % 128) % 128;
+  return fmt::format("{}mbarrier@smem+{:#x}", cta, reinterpret_cast<std::uintptr_t>(&bar) - aligned);
 }
 
 std::string Runtime::describe_op(const Agent& a) const {
@@ -132,10 +138,6 @@ Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
     bi.state = &bar;
     const std::int64_t at_cta = cta_of(&bar, current_ ? current_->cta : 0);
     bi.cta = at_cta >= 0 ? static_cast<std::uint32_t>(at_cta) : current_ ? current_->cta : 0;
-    auto base = reinterpret_cast<std::uintptr_t>(cta_shared_memory(bi.cta));
-    auto at = reinterpret_cast<std::uintptr_t>(&bar);
-    bi.name = fmt::format("mbarrier@smem+{:#x}", at - base);
-    if (shape_.ctas > 1) bi.name = fmt::format("cta{}.{}", bi.cta, bi.name);
     barriers_.push_back(std::move(bi));
     bar.id = static_cast<std::uint32_t>(barriers_.size());
   }
@@ -143,8 +145,11 @@ Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
 }
 
 void Runtime::label(MbarrierState& bar, const char* name, int index) {
+  // Every thread labels each barrier, every execution: kept as given, formatted when reported.
   BarrierInfo& bi = info(bar);
-  bi.name = shape_.ctas > 1 ? fmt::format("cta{}.{}[{}]", bi.cta, name, index) : fmt::format("{}[{}]", name, index);
+  if (bi.label != name) bi.label = name;
+  bi.label_index = index;
+  bi.labelled = true;
 }
 
 void Runtime::label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index) {
@@ -152,12 +157,12 @@ void Runtime::label_memory(const void* p, std::size_t bytes, std::size_t elem_by
   // One entry per range: a label made again (by every thread, each execution) replaces it.
   for (MemoryLabel& l : memory_labels_)
     if (l.begin == at && l.end == at + bytes) {
-      l.name = index >= 0 ? fmt::format("{} {}", name, index) : name;
+      if (l.name != name) l.name = name;
+      l.index = index;
       l.elem_bytes = std::max<std::size_t>(elem_bytes, 1);
       return;
     }
-  memory_labels_.push_back({at, at + bytes, std::max<std::size_t>(elem_bytes, 1),
-                            index >= 0 ? fmt::format("{} {}", name, index) : std::string(name)});
+  memory_labels_.push_back({at, at + bytes, std::max<std::size_t>(elem_bytes, 1), name, index});
 }
 
 // A source file as reports show it: relative to the working directory when under it, else

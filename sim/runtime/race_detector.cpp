@@ -6,16 +6,25 @@ namespace mbcheck::sim {
 
 namespace {
 void join(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from) {
-  if (into.size() < from.size()) into.resize(from.size(), 0);
-  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+  const std::size_t n = from.size();
+  if (into.size() < n) into.resize(n, 0);
+  if (&into == &from) return;
+  // Distinct buffers, said so: the loop is then vectorised (a join is most of an acquire).
+  std::uint32_t* __restrict d = into.data();
+  const std::uint32_t* __restrict s = from.data();
+  for (std::size_t i = 0; i < n; ++i) d[i] = d[i] < s[i] ? s[i] : d[i];
 }
 }  // namespace
 
 void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
-  if (into.size() < from.size()) into.resize(from.size());
-  for (std::size_t b = 0; b < from.size(); ++b) {
-    const Known& f = from[b];
-    Known& k = into[b];
+  const std::size_t n = from.size();
+  if (into.size() < n) into.resize(n);
+  if (&into == &from) return;
+  Known* __restrict to = into.data();
+  const Known* __restrict source = from.data();
+  for (std::size_t b = 0; b < n; ++b) {
+    const Known& f = source[b];
+    Known& k = to[b];
     if (f.incarnation > k.incarnation || (f.incarnation == k.incarnation && f.phase > k.phase)) {
       k.incarnation = f.incarnation;
       k.phase = f.phase;
@@ -82,7 +91,11 @@ void RaceDetector::release_knowledge(AgentId a, std::uint32_t barrier, std::int6
 }
 
 void RaceDetector::reset(std::size_t agents) {
-  known_.assign(agents, {});
+  // Every buffer is emptied, not freed: a fuzzing campaign runs the same shape again and
+  // again, and allocating them anew was a tenth of a step's cost.
+  for (std::size_t a = agents; a < clocks_.size(); ++a) spare(a);  // the last execution's copies
+  for (auto& k : known_) k.clear();
+  known_.resize(agents);
   incarnation_.clear();
   init_by_.clear();
   init_epoch_.clear();
@@ -92,15 +105,39 @@ void RaceDetector::reset(std::size_t agents) {
     clocks_[a].assign(agents, 0);
     clocks_[a][a] = 1;
   }
-  for (Released& r : released_) r = Released{};
+  for (Released& r : released_) {
+    for (int s = 0; s < kSlots; ++s) {
+      r.phase[s] = INT64_MIN;
+      r.clock[s].clear();
+      r.known[s].clear();
+    }
+  }
   shared_reads_.clear();
   fenced_.assign(agents, 0);
-  block_arrivals_.clear();
+  for (auto& [clock, known] : block_arrivals_) {
+    clock.clear();
+    known.clear();
+  }
   for (std::size_t k = 0; k < kGroupKinds; ++k) {
-    groups_done_[k].assign(agents, {});
-    done_uncommitted_[k].assign(agents, {});
+    for (auto& groups : groups_done_[k]) groups.clear();
+    groups_done_[k].resize(agents);
+    for (auto& pending : done_uncommitted_[k]) pending.clear();
+    done_uncommitted_[k].resize(agents);
   }
   ++generation_;  // every shadow word of the last execution is now stale
+}
+
+void RaceDetector::spare(AgentId a) {
+  if (clocks_[a].capacity()) {
+    clocks_[a].clear();
+    spare_clocks_.push_back(std::move(clocks_[a]));
+    clocks_[a] = VClock();
+  }
+  if (a < known_.size() && known_[a].capacity()) {
+    known_[a].clear();
+    spare_knowledge_.push_back(std::move(known_[a]));
+    known_[a] = Knowledge();
+  }
 }
 
 void RaceDetector::add_agent(AgentId id, AgentId parent) {
@@ -109,6 +146,15 @@ void RaceDetector::add_agent(AgentId id, AgentId parent) {
     step_.resize(id + 1, 0);
   }
   if (known_.size() <= id) known_.resize(id + 1);
+  // A retired copy's buffers are taken first: a copy a stage costs no allocation.
+  if (clocks_[id].capacity() == 0 && !spare_clocks_.empty()) {
+    clocks_[id] = std::move(spare_clocks_.back());
+    spare_clocks_.pop_back();
+  }
+  if (known_[id].capacity() == 0 && !spare_knowledge_.empty()) {
+    known_[id] = std::move(spare_knowledge_.back());
+    spare_knowledge_.pop_back();
+  }
   known_[id] = known_[parent];
   clocks_[id] = clocks_[parent];
   if (clocks_[id].size() <= id) clocks_[id].resize(id + 1, 0);
@@ -118,8 +164,8 @@ void RaceDetector::add_agent(AgentId id, AgentId parent) {
 }
 
 void RaceDetector::retire(AgentId a) {
-  VClock().swap(clocks_[a]);
-  if (a < known_.size()) Knowledge().swap(known_[a]);
+  // Its buffers go back to the spares (so memory stays in proportion to the live agents).
+  spare(a);
 }
 
 void RaceDetector::tick(AgentId a, std::uint64_t step) {
@@ -150,8 +196,10 @@ RaceDetector::Knowledge& RaceDetector::released_knowledge(std::uint32_t barrier,
 }
 
 void RaceDetector::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
-  join_knowledge(released_knowledge(barrier, phase), knowledge(a));
-  join(released_clock(barrier, phase), clocks_[a]);
+  VClock& clock = released_clock(barrier, phase);  // finds (or makes) the phase's slot, once
+  Released& r = released_[barrier];
+  join_knowledge(r.known[&clock - r.clock], knowledge(a));
+  join(clock, clocks_[a]);
   ++clocks_[a][a];  // what a does next is not covered by this release
 }
 

@@ -120,6 +120,10 @@ class RaceDetector {
 
   std::vector<VClock> clocks_;
   std::vector<std::uint32_t> step_;  // current step of each agent
+  // Emptied buffers of retired agents, taken by the next agents (no allocation per copy).
+  std::vector<VClock> spare_clocks_;
+  std::vector<Knowledge> spare_knowledge_;
+  void spare(AgentId a);  // its buffers, emptied, to the spares
   // Per barrier: the join of the releases of its newest phases. A wait on an mbarrier that
   // succeeds sees the current or the preceding phase (anything else is reported as aliasing);
   // a named barrier's waiter may come late, after later generations: it finds its own here

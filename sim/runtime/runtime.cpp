@@ -82,10 +82,10 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
     if (next == main_) {
       asan_fibers::thread_stack(bottom, size);
     } else if (Runtime* rt = tl_runtime; rt && next && next != dispatcher_) {
-      for (Agent* a : rt->agent_at_)
-        if (a->ctx == next) {
-          bottom = a->stack_lo;
-          size = static_cast<std::size_t>(a->stack_hi - a->stack_lo);
+      for (const auto& f : rt->fibers_)
+        if (f.ctx == next) {
+          bottom = f.stack_lo;
+          size = static_cast<std::size_t>(f.stack_hi - f.stack_lo);
           break;
         }
     }
@@ -112,8 +112,9 @@ void install_scheduler() {
 
 // Spin-loop recognition compares a thread's live stack between two polls. So that the
 // comparison depends only on what this execution wrote, the top kZeroedStack bytes of every
-// stack are zeroed when a fiber gets it (a pooled stack holds the last execution's frames);
-// a thread deeper than that at a poll is not checked for spinning (which loses nothing).
+// stack are zeroed when a fiber gets it (a pooled stack holds older frames) and again by its
+// fiber before each execution's thread (fiber_loop); a thread deeper than that at a poll is
+// not checked for spinning (which loses nothing).
 constexpr std::size_t kZeroedStack = 2 * Runtime::kSnapshotLimit;
 static_assert(Runtime::kSnapshotLimit * 2 <= kZeroedStack);
 
@@ -152,6 +153,63 @@ class ZeroedGuardedStack {
 Runtime::Runtime() : stacks_(std::make_unique<StackPool>()) {}
 Runtime::~Runtime() {
   if (watched_) unwatch(*this);
+  quit_fibers();
+}
+
+namespace {
+const void* this_os_thread() {
+  static thread_local const char marker = 0;
+  return &marker;
+}
+}  // namespace
+
+// Ends the parked fibers: each returns from fiber_loop and Boost frees it (and gives its stack
+// back). Only on the OS thread they belong to; a runtime destroyed elsewhere leaks them.
+void Runtime::quit_fibers() {
+  if (fibers_.empty() || fiber_thread_ != this_os_thread() || !tl_scheduler) {
+    fibers_.clear();
+    return;
+  }
+  struct Restore {
+    Runtime* outer = tl_runtime;
+    ~Restore() { tl_runtime = outer; }
+  } restore;
+  tl_runtime = this;
+  main_ctx_ = boost::fibers::context::active();
+  quitting_ = true;
+  for (const ParkedFiber& f : fibers_) switch_to(f.ctx);
+  fibers_.clear();
+  quitting_ = false;
+  if (tl_scheduler->dispatcher()) switch_to(tl_scheduler->dispatcher());  // frees them now
+}
+
+// The body of thread fiber `slot`: thread `slot` of each execution, parked in between.
+void Runtime::fiber_loop(std::uint32_t slot) {
+  for (;;) {
+    asan_fibers::finish_switch();  // started, or resumed from its park
+    if (quitting_) {
+      next_ctx_ = main_ctx_;  // ending: Boost then runs what the scheduler picks, the main context
+      return;
+    }
+#if defined(__x86_64__)
+    // Spin recognition compares live stacks, so what lies below this frame must be only
+    // this execution's: zero it (a thread deeper than kZeroedStack is not checked for
+    // spinning). Zeroed from here, above all of it, by one string store (no call, no stack).
+    std::uintptr_t sp;
+    asm volatile("movq %%rsp, %0" : "=r"(sp));
+    const auto lo = reinterpret_cast<std::uintptr_t>(fibers_[slot].stack_lo);
+    const auto hi = reinterpret_cast<std::uintptr_t>(fibers_[slot].stack_hi);
+    std::uintptr_t from = (hi - std::min<std::uintptr_t>(kZeroedStack, hi - lo)) & ~std::uintptr_t{7};
+    if (from < sp) {
+      asan_fibers::unpoison(reinterpret_cast<const void*>(from), sp - from);
+      std::uintptr_t words = (sp - from) / 8;
+      asm volatile("rep stosq" : "+D"(from), "+c"(words) : "a"(std::uint64_t{0}) : "memory");
+    }
+#endif
+    fiber_main(slot);
+    // Parked: next_ctx_ says who runs now; resumed for the next execution's thread `slot`.
+    boost::this_fiber::yield();
+  }
 }
 
 Runtime& Runtime::current() { return *tl_runtime; }
@@ -267,9 +325,9 @@ boost::fibers::context* Runtime::decide() {
       end(Verdict::pruned, "stopped by the strategy");
       break;
     }
-    if (pick >= agents_.size() || agent_at_[pick]->enabled_pos == ~0u) {
+    if (pick >= agent_at_.size() || agent_at_[pick]->enabled_pos == ~0u) {
       end(Verdict::diverged,
-          pick >= agents_.size()
+          pick >= agent_at_.size()
               ? fmt::format("the schedule names agent {} at step {}, which does not exist here", pick, steps_)
               : fmt::format("the schedule runs {} at step {}, but it is not enabled here (it is at: {})",
                             describe_agent(pick), steps_, describe_op(*agent_at_[pick])));
@@ -362,7 +420,8 @@ void Runtime::end_blocked() {
   };
   std::vector<Group> groups;
   std::uint32_t blocked = 0;
-  for (const Agent& a : agents_) {
+  for (const Agent* agent : agent_at_) {
+    const Agent& a = *agent;
     if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished) continue;
     ++blocked;
     std::string what;
@@ -396,7 +455,8 @@ void Runtime::end_blocked() {
     outcome_.details.push_back(fmt::format("{} {}", who, g.what));
   }
   std::string first = groups.empty() ? std::string() : ": " + outcome_.details.front();
-  for (const Agent& a : agents_) {
+  for (const Agent* agent : agent_at_) {
+    const Agent& a = *agent;
     if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished || !a.op.await) continue;
     outcome_.culprits = {a.id};
     end(Verdict::livelock,
@@ -427,7 +487,6 @@ void Runtime::thread_finished(Agent& a) {
 }
 
 void Runtime::fiber_main(AgentId id) {
-  asan_fibers::finish_switch();
   Agent& a = *agent_at_[id];
   a.stack_top = static_cast<const unsigned char*>(__builtin_frame_address(0));
   try {
@@ -464,8 +523,10 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   if (auto err = stack_size_error(limits.stack_bytes)) throw std::invalid_argument(*err);
   install_scheduler();
   prepare_thread_for_reports();
-  if (!stacks_->pool || stacks_->pool->bytes() != limits.stack_bytes)
+  if (!stacks_->pool || stacks_->pool->bytes() != limits.stack_bytes) {
+    quit_fibers();  // their stacks are of the old size
     stacks_->pool = std::make_shared<GuardedStackPool>(limits.stack_bytes);
+  }
   watch_limit_s_.store(limits.watchdog_seconds, std::memory_order_relaxed);
   if (limits.watchdog_seconds > 0 && !watched_) {
     watch(*this);
@@ -503,7 +564,6 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
 
 // Everything one execution leaves behind, cleared for the next (the CTAs' storage is kept).
 void Runtime::reset_execution_state() {
-  agents_.clear();
   agent_at_.clear();
   barriers_.clear();
   enabled_.clear();
@@ -539,26 +599,54 @@ void Runtime::reset_execution_state() {
   cluster_bars_.assign(shape_.ctas / shape_.cluster_size(), Rendezvous{});
 }
 
+Agent& Runtime::new_agent() {
+  const auto id = static_cast<AgentId>(agent_at_.size());
+  if (agent_pool_.size() <= id) agent_pool_.push_back(std::make_unique<Agent>());
+  Agent& a = *agent_pool_[id];
+  // Cleared, keeping the buffers the last execution grew (the spin snapshots above all).
+  auto emptied = [](auto& v) {
+    auto kept = std::move(v);
+    kept.clear();
+    return kept;
+  };
+  auto poll_state = emptied(a.poll_state), snapshot = emptied(a.snapshot);
+  auto loop_reads = emptied(a.loop_reads), await_reads = emptied(a.await_reads);
+  auto issued = emptied(a.cp_async_issued), arrivers = emptied(a.cp_async_arrivers), tracked = emptied(a.tracked);
+  a = Agent{};
+  a.poll_state = std::move(poll_state);
+  a.snapshot = std::move(snapshot);
+  a.loop_reads = std::move(loop_reads);
+  a.await_reads = std::move(await_reads);
+  a.cp_async_issued = std::move(issued);
+  a.cp_async_arrivers = std::move(arrivers);
+  a.tracked = std::move(tracked);
+  a.id = id;
+  agent_at_.push_back(&a);
+  return a;
+}
+
 // One fiber per device thread, on a guarded stack from the pool.
 void Runtime::spawn_threads() {
   for (std::uint32_t cta = 0; cta < shape_.ctas; ++cta) {
     for (std::uint32_t t = 0; t < shape_.threads_per_cta; ++t) {
-      Agent a;
-      a.id = static_cast<AgentId>(agents_.size());
+      Agent& a = new_agent();
       a.cta = cta;
       a.thread = t;
-      agents_.push_back(a);
-      agent_at_.push_back(&agents_.back());
-      newborn_ = a.id;
-      boost::fibers::fiber f(std::allocator_arg, ZeroedGuardedStack(stacks_->pool, &stacks_->last),
-                             [this, id = a.id] { fiber_main(id); });
-      f.detach();
-      Agent& born = *agent_at_[a.id];
-      born.stack_lo = stacks_->last;
-      born.stack_hi = stacks_->last + limits_.stack_bytes;
+      if (a.id < fibers_.size()) {  // a parked fiber: it scrubs its stack when resumed
+        a.ctx = fibers_[a.id].ctx;
+      } else {
+        newborn_ = a.id;
+        boost::fibers::fiber f(std::allocator_arg, ZeroedGuardedStack(stacks_->pool, &stacks_->last),
+                               [this, slot = a.id] { fiber_loop(slot); });
+        f.detach();
+        newborn_ = kNoAgent;
+        fibers_.push_back({a.ctx, stacks_->last, stacks_->last + limits_.stack_bytes});
+      }
+      a.stack_lo = fibers_[a.id].stack_lo;
+      a.stack_hi = fibers_[a.id].stack_hi;
     }
   }
-  newborn_ = kNoAgent;
+  fiber_thread_ = this_os_thread();
 }
 
 void Runtime::run_threads() {
@@ -582,8 +670,6 @@ void Runtime::run_threads() {
   }
   current_ = nullptr;
   to_runtime();
-  // Let Boost's dispatcher free the terminated fibers (and their stacks) now.
-  if (tl_scheduler->dispatcher()) switch_to(tl_scheduler->dispatcher());
 }
 
 // The output check judges this schedule's output: its exception is this execution's bug.

@@ -163,7 +163,7 @@ class Runtime {
   // --- for strategies --------------------------------------------------------------------
   const std::vector<AgentId>& enabled() const { return enabled_; }
   const Agent& agent(AgentId id) const { return *agent_at_[id]; }
-  std::size_t agent_count() const { return agents_.size(); }
+  std::size_t agent_count() const { return agent_at_.size(); }
   std::uint64_t steps() const { return steps_; }
   // No copy and no allocation: the crash reporter reads it from a signal handler.
   const std::vector<AgentId>& schedule_so_far() const { return outcome_.schedule; }
@@ -297,7 +297,12 @@ class Runtime {
   struct BarrierInfo {
     MbarrierState* state = nullptr;
     std::uint32_t cta = 0;
+    // Its name in reports, made only when a report asks (barrier_name()): `name` when set (a
+    // named barrier or collective), else P::label's name and index, else its smem offset.
     std::string name;
+    std::string label;
+    int label_index = 0;
+    bool labelled = false;
     std::vector<AgentId> waiters;  // blocked waits: re-checked when a phase completes
     // Enabled waits whose phase has not completed (announced on uninitialised memory, or
     // for a phase ahead of the barrier): a new phase can disable them.
@@ -448,7 +453,8 @@ class Runtime {
   struct MemoryLabel {
     std::uintptr_t begin = 0, end = 0;
     std::size_t elem_bytes = 1;
-    std::string name;
+    std::string name;  // as P::label_memory gave it; with index >= 0, shown as "name index"
+    int index = -1;
   };
   std::vector<MemoryLabel> memory_labels_;  // newest last: the newest covering label wins
   void fiber_main(AgentId id);
@@ -502,8 +508,11 @@ class Runtime {
   StepObserver* observer_ = nullptr;
   RunLimits limits_;
   LaunchShape shape_;
-  std::deque<Agent> agents_;      // deque: references stay valid as copies are added
-  std::vector<Agent*> agent_at_;  // agents_[id] without the deque's index arithmetic
+  // The agents of this execution, by id. They are taken in order from a pool that outlives
+  // executions, so that an agent's buffers (snapshots, lists) are allocated once, not per run.
+  std::vector<Agent*> agent_at_;
+  std::vector<std::unique_ptr<Agent>> agent_pool_;
+  Agent& new_agent();  // the next id's agent, cleared
   std::vector<CtaInfo> ctas_;
   std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1
   std::vector<AgentId> enabled_;
@@ -525,6 +534,18 @@ class Runtime {
   AgentId newborn_ = kNoAgent;                  // agent whose fiber is being created
   struct StackPool;
   std::unique_ptr<StackPool> stacks_;
+  // Thread fibers outlive executions: thread i of every execution runs on fiber i, which
+  // waits (parked) between executions instead of ending; creating and ending a fiber per
+  // thread and run was most of a short run's cost. Each scrubs its stack before a thread.
+  struct ParkedFiber {
+    boost::fibers::context* ctx = nullptr;
+    const unsigned char *stack_lo = nullptr, *stack_hi = nullptr;
+  };
+  std::vector<ParkedFiber> fibers_;
+  bool quitting_ = false;               // parked fibers asked to end (the runtime's end, a new stack size)
+  const void* fiber_thread_ = nullptr;  // the OS thread the fibers belong to (its scheduler)
+  void fiber_loop(std::uint32_t slot);
+  void quit_fibers();
 
   std::atomic<std::uint64_t> ticks_{0};
   std::atomic<bool> in_protocol_{false};
