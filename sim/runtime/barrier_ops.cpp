@@ -169,9 +169,8 @@ TryWaitStatus Runtime::try_wait_status(MbarrierState& bar, std::int64_t phase) {
   return {tries_.size()};
 }
 
-void Runtime::perform_deferred_try() {
+void Runtime::perform_deferred_try_now() {
   Agent& a = *current_;
-  if (a.deferred_try == 0 || over_) return;
   const std::uint64_t index = a.deferred_try - 1;
   const DeferredTry t = tries_[index];
   a.deferred_try = 0;

@@ -132,8 +132,8 @@ std::string report_text(const Op& op, std::string_view bar) {
   return text;
 }
 
-Runtime::BarrierInfo& Runtime::info(MbarrierState& bar) {
-  if (bar.id == 0) {
+Runtime::BarrierInfo& Runtime::register_barrier(MbarrierState& bar) {
+  {
     BarrierInfo bi;
     bi.state = &bar;
     const std::int64_t at_cta = cta_of(&bar, current_ ? current_->cta : 0);

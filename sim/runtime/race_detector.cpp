@@ -23,13 +23,8 @@ void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
   Known* __restrict to = into.data();
   const Known* __restrict source = from.data();
   for (std::size_t b = 0; b < n; ++b) {
-    const Known& f = source[b];
-    Known& k = to[b];
-    if (f.incarnation > k.incarnation || (f.incarnation == k.incarnation && f.phase > k.phase)) {
-      k.incarnation = f.incarnation;
-      k.phase = f.phase;
-    }
-    k.published = std::max(k.published, f.published);
+    to[b].key = std::max(to[b].key, source[b].key);
+    to[b].published = std::max(to[b].published, source[b].published);
   }
 }
 
@@ -45,7 +40,7 @@ std::uint32_t RaceDetector::incarnation(std::uint32_t barrier) const {
 std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
   if (a >= known_.size() || barrier >= known_[a].size()) return -1;
   const Known& k = known_[a][barrier];
-  return k.incarnation == incarnation(barrier) ? k.phase : -1;
+  return k.incarnation() == incarnation(barrier) ? k.phase() : -1;
 }
 
 void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by) {
@@ -215,10 +210,7 @@ void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase)
   Knowledge& mine = knowledge(a);
   if (mine.size() <= barrier) mine.resize(barrier + 1);
   const std::uint32_t now = incarnation(barrier);
-  if (mine[barrier].incarnation != now || mine[barrier].phase < phase) {
-    mine[barrier].incarnation = now;
-    mine[barrier].phase = phase;
-  }
+  mine[barrier].key = std::max(mine[barrier].key, Known::make(now, phase));  // mine is of no newer incarnation
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];
   if (const int slot = r.slot_of(phase); slot >= 0) {

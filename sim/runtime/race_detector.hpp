@@ -88,9 +88,15 @@ class RaceDetector {
   // Phase knowledge, joined along every happens-before edge as the clocks are; index:
   // barrier id. A phase of an older incarnation than the barrier's current one is void.
   struct Known {
-    std::uint32_t incarnation = 0;
-    std::int64_t phase = -1;
+    // (incarnation, phase) as one ordered key, so that a join is a max: a newer incarnation
+    // wins, then a later phase. 0: nothing known (incarnation 0, phase -1).
+    std::uint64_t key = 0;
     std::uint32_t published = 0;  // the incarnation whose init is known visible to the cluster
+    static std::uint64_t make(std::uint32_t incarnation, std::int64_t phase) {
+      return (std::uint64_t{incarnation} << 40) | static_cast<std::uint64_t>(phase + 1);
+    }
+    std::uint32_t incarnation() const { return static_cast<std::uint32_t>(key >> 40); }
+    std::int64_t phase() const { return static_cast<std::int64_t>(key & ((std::uint64_t{1} << 40) - 1)) - 1; }
   };
   using Knowledge = std::vector<Known>;
   static void join_knowledge(Knowledge& into, const Knowledge& from);

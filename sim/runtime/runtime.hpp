@@ -404,11 +404,16 @@ class Runtime {
   // The lanes of `warp` in `cta` that have not exited, and the lowest of them.
   std::uint32_t live_lanes(std::uint32_t cta, std::uint32_t warp, std::uint32_t* lowest) const;
   // Performs the current thread's deferred try_wait now (before its next event), if any.
-  void perform_deferred_try();
+  void perform_deferred_try() {
+    if (current_->deferred_try != 0 && !over_) perform_deferred_try_now();
+  }
+  void perform_deferred_try_now();
 
   friend class StrategyScheduler;
 
-  BarrierInfo& info(MbarrierState& bar);
+  // The barrier's entry, registered at its first use in the execution (register_barrier).
+  BarrierInfo& info(MbarrierState& bar) { return bar.id != 0 ? barriers_[bar.id - 1] : register_barrier(bar); }
+  BarrierInfo& register_barrier(MbarrierState& bar);
   const BarrierInfo& info_of(const MbarrierState& bar) const { return barriers_[bar.id - 1]; }  // registered
   unsigned char* cta_shared_memory(std::uint32_t cta);
   std::string barrier_name(const MbarrierState& bar) const;
@@ -546,6 +551,12 @@ class Runtime {
   const void* fiber_thread_ = nullptr;  // the OS thread the fibers belong to (its scheduler)
   void fiber_loop(std::uint32_t slot);
   void quit_fibers();
+  void prepare_fibers(std::size_t stack_bytes);  // this OS thread's scheduler, stacks of this size
+  struct MakeCurrent {                           // makes `rt` the OS thread's current runtime, until destroyed
+    Runtime* outer;
+    explicit MakeCurrent(Runtime* rt);
+    ~MakeCurrent();
+  };
 
   std::atomic<std::uint64_t> ticks_{0};
   std::atomic<bool> in_protocol_{false};

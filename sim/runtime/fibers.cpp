@@ -1,0 +1,300 @@
+// The fiber side of the runtime: one Boost.Fiber fiber per device thread, a scheduling
+// algorithm that runs whichever context the runtime decided on, and the fibers' lifetime
+// (they outlive executions: parked in between, their stacks scrubbed before each thread).
+// What runs and when is decided in runtime.cpp.
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/all.hpp>
+#include <cstring>
+
+#include "sim/runtime/asan_fibers.hpp"
+#include "sim/runtime/crash.hpp"
+#include "sim/runtime/runtime.hpp"
+
+namespace mbcheck::sim {
+
+namespace {
+thread_local Runtime* tl_runtime = nullptr;
+}
+
+// The boost::fibers scheduling algorithm of one OS thread. It keeps no ready queue: the
+// runtime decides which context runs next (next_ctx_) and this class hands it to Boost.
+// Boost re-awakens every context it switches away from; only the main and dispatcher
+// contexts need remembering, and a newborn fiber's context is bound to its agent here.
+class StrategyScheduler final : public boost::fibers::algo::algorithm {
+ public:
+  void awakened(boost::fibers::context* ctx) noexcept override {
+    if (ctx->is_context(boost::fibers::type::main_context)) {
+      main_ = ctx;
+      main_ready_ = true;
+    } else if (ctx->is_context(boost::fibers::type::dispatcher_context)) {
+      dispatcher_ = ctx;
+      dispatcher_ready_ = true;
+    } else if (Runtime* rt = tl_runtime; rt && rt->newborn_ != kNoAgent) {
+      Agent& a = *rt->agent_at_[rt->newborn_];
+      if (a.ctx == nullptr) a.ctx = ctx;
+    }
+  }
+
+  boost::fibers::context* pick_next() noexcept override {
+    boost::fibers::context* next = choose_next();
+    announce_switch(next);
+    return next;
+  }
+
+  bool has_ready_fibers() const noexcept override {
+    Runtime* rt = tl_runtime;
+    return (rt && rt->next_ctx_) || main_ready_ || dispatcher_ready_;
+  }
+  // Nothing here ever waits on time or on other threads.
+  void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {}
+  void notify() noexcept override {}
+
+  boost::fibers::context* dispatcher() const { return dispatcher_; }
+
+ private:
+  boost::fibers::context* choose_next() noexcept {
+    if (Runtime* rt = tl_runtime; rt && rt->next_ctx_) {
+      boost::fibers::context* next = rt->next_ctx_;
+      rt->next_ctx_ = nullptr;
+      if (next == main_) main_ready_ = false;
+      if (next == dispatcher_) dispatcher_ready_ = false;
+      return next;
+    }
+    if (main_ready_) {
+      main_ready_ = false;
+      return main_;
+    }
+    if (dispatcher_ready_) {
+      dispatcher_ready_ = false;
+      return dispatcher_;
+    }
+    return nullptr;  // Boost runs its dispatcher
+  }
+  // Tells AddressSanitizer which stack Boost is about to switch to (sim/runtime/asan_fibers.hpp).
+  void announce_switch([[maybe_unused]] boost::fibers::context* next) noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+    const void* bottom = nullptr;
+    std::size_t size = 0;
+    if (next == main_) {
+      asan_fibers::thread_stack(bottom, size);
+    } else if (Runtime* rt = tl_runtime; rt && next && next != dispatcher_) {
+      for (const auto& f : rt->fibers_)
+        if (f.ctx == next) {
+          bottom = f.stack_lo;
+          size = static_cast<std::size_t>(f.stack_hi - f.stack_lo);
+          break;
+        }
+    }
+    asan_fibers::start_switch(bottom, size);
+#endif
+  }
+
+  boost::fibers::context* main_ = nullptr;
+  boost::fibers::context* dispatcher_ = nullptr;
+  bool main_ready_ = false;
+  bool dispatcher_ready_ = false;
+};
+
+namespace {
+thread_local StrategyScheduler* tl_scheduler = nullptr;
+
+void install_scheduler() {
+  if (tl_scheduler) return;
+  auto* algo = new StrategyScheduler();  // owned (ref-counted) by boost::fibers' per-thread scheduler
+  tl_scheduler = algo;
+  boost::fibers::context::active()->get_scheduler()->set_algo(boost::fibers::algo::algorithm::ptr_t(algo));
+}
+}  // namespace
+
+// Spin-loop recognition compares a thread's live stack between two polls. So that the
+// comparison depends only on what this execution wrote, the top kZeroedStack bytes of every
+// stack are zeroed when a fiber gets it (a pooled stack holds older frames) and again by its
+// fiber before each execution's thread (fiber_loop); a thread deeper than that at a poll is
+// not checked for spinning (which loses nothing).
+constexpr std::size_t kZeroedStack = 2 * Runtime::kSnapshotLimit;
+static_assert(Runtime::kSnapshotLimit * 2 <= kZeroedStack);
+
+// Executions create and drop hundreds of fibers each: their stacks (each with a guard region
+// below it, sim/runtime/crash.hpp) are pooled. The pool is shared with the allocators Boost keeps,
+// so that a stack given back late still has somewhere to go.
+struct Runtime::StackPool {
+  std::shared_ptr<GuardedStackPool> pool;
+  unsigned char* last = nullptr;  // the stack handed out last: the newborn fiber's
+};
+
+class ZeroedGuardedStack {
+ public:
+  ZeroedGuardedStack(std::shared_ptr<GuardedStackPool> pool, unsigned char** last)
+      : pool_(std::move(pool)), last_(last) {}
+  boost::context::stack_context allocate() {
+    unsigned char* lo = pool_->take();
+    asan_fibers::unpoison(lo, pool_->bytes());
+    const std::size_t zeroed = std::min(kZeroedStack, pool_->bytes());
+    std::memset(lo + pool_->bytes() - zeroed, 0, zeroed);
+    *last_ = lo;
+    boost::context::stack_context sctx;
+    sctx.size = pool_->bytes();
+    sctx.sp = lo + pool_->bytes();
+    return sctx;
+  }
+  void deallocate(boost::context::stack_context& sctx) noexcept {
+    pool_->give(static_cast<unsigned char*>(sctx.sp) - sctx.size);
+  }
+
+ private:
+  std::shared_ptr<GuardedStackPool> pool_;
+  unsigned char** last_;
+};
+
+Runtime::Runtime() : stacks_(std::make_unique<StackPool>()) {}
+Runtime::~Runtime() {
+  if (watched_) unwatch(*this);
+  quit_fibers();
+}
+
+namespace {
+const void* this_os_thread() {
+  static thread_local const char marker = 0;
+  return &marker;
+}
+}  // namespace
+
+// Ends the parked fibers: each returns from fiber_loop and Boost frees it (and gives its stack
+// back). Only on the OS thread they belong to; a runtime destroyed elsewhere leaks them.
+void Runtime::quit_fibers() {
+  if (fibers_.empty() || fiber_thread_ != this_os_thread() || !tl_scheduler) {
+    fibers_.clear();
+    return;
+  }
+  MakeCurrent current(this);
+  main_ctx_ = boost::fibers::context::active();
+  quitting_ = true;
+  for (const ParkedFiber& f : fibers_) switch_to(f.ctx);
+  fibers_.clear();
+  quitting_ = false;
+  if (tl_scheduler->dispatcher()) switch_to(tl_scheduler->dispatcher());  // frees them now
+}
+
+// The body of thread fiber `slot`: thread `slot` of each execution, parked in between.
+void Runtime::fiber_loop(std::uint32_t slot) {
+  for (;;) {
+    asan_fibers::finish_switch();  // started, or resumed from its park
+    if (quitting_) {
+      next_ctx_ = main_ctx_;  // ending: Boost then runs what the scheduler picks, the main context
+      return;
+    }
+#if defined(__x86_64__)
+    // Spin recognition compares live stacks, so what lies below this frame must be only
+    // this execution's: zero it (a thread deeper than kZeroedStack is not checked for
+    // spinning). Zeroed from here, above all of it, by one string store (no call, no stack).
+    std::uintptr_t sp;
+    asm volatile("movq %%rsp, %0" : "=r"(sp));
+    const auto lo = reinterpret_cast<std::uintptr_t>(fibers_[slot].stack_lo);
+    const auto hi = reinterpret_cast<std::uintptr_t>(fibers_[slot].stack_hi);
+    std::uintptr_t from = (hi - std::min<std::uintptr_t>(kZeroedStack, hi - lo)) & ~std::uintptr_t{7};
+    if (from < sp) {
+      asan_fibers::unpoison(reinterpret_cast<const void*>(from), sp - from);
+      std::uintptr_t words = (sp - from) / 8;
+      asm volatile("rep stosq" : "+D"(from), "+c"(words) : "a"(std::uint64_t{0}) : "memory");
+    }
+#endif
+    fiber_main(slot);
+    // Parked: next_ctx_ says who runs now; resumed for the next execution's thread `slot`.
+    boost::this_fiber::yield();
+  }
+}
+
+Runtime& Runtime::current() { return *tl_runtime; }
+Runtime* Runtime::current_or_null() { return tl_runtime; }
+
+Runtime::MakeCurrent::MakeCurrent(Runtime* rt) : outer(tl_runtime) { tl_runtime = rt; }
+Runtime::MakeCurrent::~MakeCurrent() { tl_runtime = outer; }
+
+void Runtime::prepare_fibers(std::size_t stack_bytes) {
+  install_scheduler();
+  if (!stacks_->pool || stacks_->pool->bytes() != stack_bytes) {
+    quit_fibers();  // their stacks are of the old size
+    stacks_->pool = std::make_shared<GuardedStackPool>(stack_bytes);
+  }
+}
+
+void Runtime::switch_to(boost::fibers::context* ctx) {
+  next_ctx_ = ctx;
+  boost::this_fiber::yield();
+  asan_fibers::finish_switch();
+}
+
+Agent& Runtime::new_agent() {
+  const auto id = static_cast<AgentId>(agent_at_.size());
+  if (agent_pool_.size() <= id) agent_pool_.push_back(std::make_unique<Agent>());
+  Agent& a = *agent_pool_[id];
+  // Cleared, keeping the buffers the last execution grew (the spin snapshots above all).
+  auto emptied = [](auto& v) {
+    auto kept = std::move(v);
+    kept.clear();
+    return kept;
+  };
+  auto poll_state = emptied(a.poll_state), snapshot = emptied(a.snapshot);
+  auto loop_reads = emptied(a.loop_reads), await_reads = emptied(a.await_reads);
+  auto issued = emptied(a.cp_async_issued), arrivers = emptied(a.cp_async_arrivers), tracked = emptied(a.tracked);
+  a = Agent{};
+  a.poll_state = std::move(poll_state);
+  a.snapshot = std::move(snapshot);
+  a.loop_reads = std::move(loop_reads);
+  a.await_reads = std::move(await_reads);
+  a.cp_async_issued = std::move(issued);
+  a.cp_async_arrivers = std::move(arrivers);
+  a.tracked = std::move(tracked);
+  a.id = id;
+  agent_at_.push_back(&a);
+  return a;
+}
+
+// One fiber per device thread, on a guarded stack from the pool.
+void Runtime::spawn_threads() {
+  for (std::uint32_t cta = 0; cta < shape_.ctas; ++cta) {
+    for (std::uint32_t t = 0; t < shape_.threads_per_cta; ++t) {
+      Agent& a = new_agent();
+      a.cta = cta;
+      a.thread = t;
+      if (a.id < fibers_.size()) {  // a parked fiber: it scrubs its stack when resumed
+        a.ctx = fibers_[a.id].ctx;
+      } else {
+        newborn_ = a.id;
+        boost::fibers::fiber f(std::allocator_arg, ZeroedGuardedStack(stacks_->pool, &stacks_->last),
+                               [this, slot = a.id] { fiber_loop(slot); });
+        f.detach();
+        newborn_ = kNoAgent;
+        fibers_.push_back({a.ctx, stacks_->last, stacks_->last + limits_.stack_bytes});
+      }
+      a.stack_lo = fibers_[a.id].stack_lo;
+      a.stack_hi = fibers_[a.id].stack_hi;
+    }
+  }
+  fiber_thread_ = this_os_thread();
+}
+
+void Runtime::run_threads() {
+  // Priming: run every thread, in order, up to its first visible operation. Code before it
+  // touches nothing shared that the schedule could order differently.
+  priming_ = true;
+  for (std::uint32_t i = 0; i < threads_ && !over_; ++i) {
+    current_ = &*agent_at_[i];
+    switch_to(agent_at_[i]->ctx);
+  }
+  priming_ = false;
+  if (!over_) {
+    boost::fibers::context* next = decide();
+    if (next != main_ctx_) switch_to(next);
+  }
+  // The execution is over: unwind every thread still inside protocol code.
+  for (std::uint32_t i = 0; i < threads_; ++i) {
+    if (agent_at_[i]->state == Agent::State::finished) continue;
+    current_ = &*agent_at_[i];
+    switch_to(agent_at_[i]->ctx);
+  }
+  current_ = nullptr;
+  to_runtime();
+}
+
+}  // namespace mbcheck::sim
