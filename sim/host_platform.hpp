@@ -362,13 +362,13 @@ struct HostPlatform {
 
   // data and checks
   template <class T>
-  static T load(const T* p) {
-    rt().data_access(p, sizeof(T), false);
+  static T load(const T* p, CallSite site = CallSite::current()) {
+    rt().data_access(p, sizeof(T), false, site);
     return *p;
   }
   template <class T>
-  static void store(T* p, T v) {
-    rt().data_access(p, sizeof(T), true);
+  static void store(T* p, T v, CallSite site = CallSite::current()) {
+    rt().data_access(p, sizeof(T), true, site);
     *p = v;
   }
   static void label(Barrier& b, const char* name, int index) { rt().label(b, name, index); }

@@ -111,9 +111,21 @@ Counterexample make_counterexample(Program& program, const Outcome& bug, std::si
     if (found) last.push_back(found);
   }
   std::sort(last.begin(), last.end(), [](const TraceEntry* x, const TraceEntry* y) { return x->step > y->step; });
+  // The lines the cause is about come first: the error at the first (a race's access that
+  // completed it, a deadlock's first blocked group), a note at each; then the culprits' last
+  // barrier operations (for a race: those that should have ordered the accesses).
+  bool error_given = false;
+  for (const Outcome::Located& l : bug.located) {
+    if (l.where.empty()) continue;
+    if (!error_given)
+      cex.diagnostics.push_back(fmt::format("{}: error: {}: {}", l.where, to_string(bug.verdict), bug.message));
+    error_given = true;
+    cex.diagnostics.push_back(
+        fmt::format("{}: note: {}{}", l.where, l.text, l.function.empty() ? "" : fmt::format(", in {}", l.function)));
+  }
   for (std::size_t i = 0; i < last.size(); ++i) {
     const TraceEntry& t = *last[i];
-    if (i == 0)
+    if (i == 0 && !error_given)
       cex.diagnostics.push_back(fmt::format("{}: error: {}: {}", t.where, to_string(bug.verdict), bug.message));
     cex.diagnostics.push_back(fmt::format("{}: note: {} last ran '{}' here (step {}{})", t.where, t.who, op_text(t),
                                           t.step, t.function.empty() ? "" : fmt::format(", in {}", t.function)));

@@ -92,8 +92,8 @@ void Runtime::land_group_member(Agent& c) {
   // cp.async reads global memory and writes shared memory (generic proxy); a wgmma operand
   // read reads shared memory through the async proxy and writes nothing.
   const bool async_proxy = kind != GroupKind::cp_async;
-  auto race = races_.access(c.id, c.src, c.total, false, async_proxy);
-  if (!race && c.dst) race = races_.access(c.id, c.dst, c.total, true, async_proxy);
+  auto race = races_.access(c.id, c.src, c.total, false, async_proxy, site_id(c.site));
+  if (!race && c.dst) race = races_.access(c.id, c.dst, c.total, true, async_proxy, site_id(c.site));
   if (race) {
     end_race(*race);
     return;

@@ -32,8 +32,8 @@ void Runtime::land_copy_piece(Agent& c) {
       if (!peer_use(c, static_cast<std::uint32_t>(cta), "multicast landing on", c.op.bar, nullptr)) return;
     }
   }
-  auto race = races_.access(c.id, c.src + c.copied, n, false, true);
-  if (!race) race = races_.access(c.id, c.dst + c.copied, n, true, true);
+  auto race = races_.access(c.id, c.src + c.copied, n, false, true, site_id(c.site));
+  if (!race) race = races_.access(c.id, c.dst + c.copied, n, true, true, site_id(c.site));
   if (race) {
     end_race(*race);
     return;

@@ -48,6 +48,15 @@ struct Outcome {
   std::vector<AgentId> schedule;     // the agent chosen at each step: replays this execution
   std::uint64_t steps = 0;
   std::vector<AgentId> culprits;  // the agents the cause names (for the timeline)
+  // The source lines the cause is about, most important first: a race's two accesses (the
+  // one that completed it first), a deadlock's blocked waits (one per group of threads
+  // waiting alike). Reports put the error at the first and notes at the others.
+  struct Located {
+    std::string where;     // "file:line" ("" if unknown)
+    std::string function;  // the function that made the access or call
+    std::string text;      // what happened there
+  };
+  std::vector<Located> located;
 };
 
 // One step of a recorded execution (RunLimits::record_trace).

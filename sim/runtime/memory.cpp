@@ -98,6 +98,12 @@ void Runtime::end_race(const RaceDetector::Race& race) {
                     describe_agent(race.second), describe_address(race.address), race.second_step,
                     describe_agent(race.first), race.first_step));
     outcome_.culprits = {race.first, race.second};
+    outcome_.located = {
+        located(sites_[race.second_site],
+                fmt::format("{} reads {} with the async proxy here (step {})", describe_agent(race.second),
+                            describe_address(race.address), race.second_step)),
+        located(sites_[race.first_site], fmt::format("{} wrote it here (step {}), with no fence.proxy.async after it",
+                                                     describe_agent(race.first), race.first_step))};
     return;
   }
   end(Verdict::race,
@@ -105,9 +111,35 @@ void Runtime::end_race(const RaceDetector::Race& race) {
                   describe_address(race.address), describe_agent(race.first), what(race.first_writes), race.first_step,
                   describe_agent(race.second), what(race.second_writes), race.second_step));
   outcome_.culprits = {race.first, race.second};
+  // The two accesses' own lines: the one that completed the race first (where it was found).
+  auto access_text = [&](AgentId who, bool writes, std::uint32_t step) {
+    const Agent& a = *agent_at_[who];
+    return fmt::format("{} {} {} here (step {}){}", describe_agent(who), what(writes), describe_address(race.address),
+                       step, a.kind == Agent::Kind::copy ? ": the copy was issued here" : "");
+  };
+  outcome_.located = {located(sites_[race.second_site], access_text(race.second, race.second_writes, race.second_step)),
+                      located(sites_[race.first_site], access_text(race.first, race.first_writes, race.first_step))};
 }
 
-void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
+std::uint32_t Runtime::intern_site(const CallSite& site) {
+  std::uint32_t id = 0;
+  for (std::uint32_t i = 1; i < sites_.size() && !id; ++i)
+    if (sites_[i].file == site.file && sites_[i].line == site.line && sites_[i].column == site.column) id = i;
+  if (!id) {
+    id = static_cast<std::uint32_t>(sites_.size());
+    sites_.push_back(site);
+  }
+  site_cache_[(site.line * 31u + site.column) % kSiteCache] = {site.file, site.line, site.column, id};
+  return id;
+}
+
+Outcome::Located Runtime::located(const CallSite& site, std::string text) const {
+  TraceEntry t;
+  name_site(t, site);
+  return {t.where, t.function, std::move(text)};
+}
+
+void Runtime::data_access(const void* addr, std::size_t bytes, bool write, const CallSite& site) {
   if (over_ || !current_) return;
   perform_deferred_try();  // an access is an event: the try comes before it
   if (over_) return;
@@ -141,7 +173,7 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write) {
     if (std::uncaught_exceptions() == 0) throw Aborted{};
     return;
   }
-  if (auto race = races_.access(current_->id, addr, bytes, write)) {
+  if (auto race = races_.access(current_->id, addr, bytes, write, false, site_id(site))) {
     end_race(*race);
     if (std::uncaught_exceptions() == 0) throw Aborted{};
   }

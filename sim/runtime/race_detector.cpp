@@ -294,13 +294,14 @@ RaceDetector::Page& RaceDetector::page(std::uintptr_t page_index) {
 }
 
 std::optional<RaceDetector::Race> RaceDetector::access(AgentId a, const void* addr, std::size_t bytes, bool write,
-                                                       bool async) {
+                                                       bool async, std::uint32_t site) {
   const auto begin = reinterpret_cast<std::uintptr_t>(addr) / 4;
   const auto end = (reinterpret_cast<std::uintptr_t>(addr) + bytes + 3) / 4;
-  const Epoch now{a, clocks_[a][a], step_[a], async};
+  const Epoch now{a, clocks_[a][a], step_[a], site, async};
   std::optional<Race> found;
   auto report = [&](const Epoch& e, bool e_writes, std::uintptr_t w) {
-    if (!found) found = Race{e.agent, a, e_writes, write, e.step, now.step, reinterpret_cast<const void*>(w * 4)};
+    if (!found)
+      found = Race{e.agent, a, e_writes, write, e.step, now.step, e.site, site, reinterpret_cast<const void*>(w * 4)};
   };
   Page* pg = nullptr;
   for (std::uintptr_t w = begin; w < end; ++w) {

@@ -30,6 +30,7 @@ class RaceDetector {
     AgentId first = ~0u, second = ~0u;
     bool first_writes = false, second_writes = false;
     std::uint32_t first_step = 0, second_step = 0;
+    std::uint32_t first_site = 0, second_site = 0;  // the accesses' source lines (Runtime::site_id; 0: unknown)
     const void* address = nullptr;
     bool missing_fence = false;  // ordered, but the writer never ran fence.proxy.async after it
   };
@@ -81,7 +82,9 @@ class RaceDetector {
   const std::vector<std::uint32_t>& clock(AgentId a) const { return clocks_[a]; }
   // Records an access (`async`: by the async proxy, i.e. a bulk copy or store); returns the
   // first race it completes.
-  std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write, bool async = false);
+  // `site` names the access's source line (an id the runtime keeps; 0: unknown).
+  std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write, bool async = false,
+                             std::uint32_t site = 0);
 
  private:
   using VClock = std::vector<std::uint32_t>;
@@ -104,7 +107,8 @@ class RaceDetector {
     AgentId agent = ~0u;  // ~0u: none
     std::uint32_t clock = 0;
     std::uint32_t step = 0;
-    bool async = false;  // made by the async proxy
+    std::uint32_t site = 0;  // its source line (0: unknown)
+    bool async = false;      // made by the async proxy
   };
   // Shadow state of one 4-byte word. Valid only when `generation` is the current one, so
   // a new execution starts clean without clearing memory.

@@ -238,7 +238,8 @@ void Runtime::end_blocked() {
       outcome_.culprits.push_back(a.id);  // one thread of each group
     }
   }
-  for (const Group& g : groups) {
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const Group& g = groups[i];
     std::string who = cta_name(g.cta);
     std::uint32_t ws = shape_.warp_size;
     if (g.first == g.last)
@@ -248,12 +249,15 @@ void Runtime::end_blocked() {
     else
       who += fmt::format("threads {}-{} (warps {}-{})", g.first, g.last, g.first / ws, g.last / ws);
     outcome_.details.push_back(fmt::format("{} {}", who, g.what));
+    // Where each group is blocked: the line of its (first thread's) wait.
+    outcome_.located.push_back(located(agent_at_[outcome_.culprits[i]]->site, outcome_.details.back()));
   }
   std::string first = groups.empty() ? std::string() : ": " + outcome_.details.front();
   for (const Agent* agent : agent_at_) {
     const Agent& a = *agent;
     if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished || !a.op.await) continue;
     outcome_.culprits = {a.id};
+    outcome_.located = {located(a.site, fmt::format("{} spins here", describe_agent(a.id)))};
     end(Verdict::livelock,
         fmt::format("{} spins forever on {} {} for phase {}: every poll fails and its loop changes nothing, and no "
                     "other thread can complete the phase; {}: {}",

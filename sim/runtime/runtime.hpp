@@ -290,7 +290,16 @@ class Runtime {
   // so far has landed; without .noinc the pending count is raised by one first.
   void cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc);
   // A load or store of protocol data (not a scheduling point): checked for races.
-  void data_access(const void* addr, std::size_t bytes, bool write);
+  void data_access(const void* addr, std::size_t bytes, bool write, const CallSite& site = {});
+  // A small number naming a source line, for the race detector's shadow words (0: none). Ids
+  // outlive executions: the lines are the program's.
+  std::uint32_t site_id(const CallSite& site) {
+    if (site.line == 0) return 0;
+    SiteSlot& slot = site_cache_[(site.line * 31u + site.column) % kSiteCache];
+    if (slot.file == site.file && slot.line == site.line && slot.column == site.column) return slot.id;
+    return intern_site(site);
+  }
+  const CallSite& site_of(std::uint32_t id) const { return sites_[id]; }
   void check_failed(const char* what);  // throws unless already unwinding
 
  private:
@@ -462,6 +471,16 @@ class Runtime {
     int index = -1;
   };
   std::vector<MemoryLabel> memory_labels_;  // newest last: the newest covering label wins
+  struct SiteSlot {
+    const char* file = nullptr;
+    unsigned line = 0, column = 0;
+    std::uint32_t id = 0;
+  };
+  static constexpr std::size_t kSiteCache = 64;
+  SiteSlot site_cache_[kSiteCache];
+  std::vector<CallSite> sites_{CallSite{}};  // by id; 0: unknown
+  std::uint32_t intern_site(const CallSite& site);
+  Outcome::Located located(const CallSite& site, std::string text) const;
   void fiber_main(AgentId id);
   // Barrier 0 (sim/runtime/block_sync.cpp).
   std::uint32_t block_thread_count() const;
