@@ -184,14 +184,15 @@ void Runtime::fiber_loop(std::uint32_t slot) {
       return;
     }
 #if defined(__x86_64__)
-    // Spin recognition compares live stacks, so what lies below this frame must be only
-    // this execution's: zero it (a thread deeper than kZeroedStack is not checked for
-    // spinning). Zeroed from here, above all of it, by one string store (no call, no stack).
+    // Spin recognition compares live stacks, so what a snapshot can see (kSnapshotLimit bytes
+    // below fiber_main's frame, which starts right below this one) must be this execution's
+    // only: zero it from here, above all of it, by one string store (no call, no stack).
     std::uintptr_t sp;
     asm volatile("movq %%rsp, %0" : "=r"(sp));
     const auto lo = reinterpret_cast<std::uintptr_t>(fibers_[slot].stack_lo);
-    const auto hi = reinterpret_cast<std::uintptr_t>(fibers_[slot].stack_hi);
-    std::uintptr_t from = (hi - std::min<std::uintptr_t>(kZeroedStack, hi - lo)) & ~std::uintptr_t{7};
+    constexpr std::uintptr_t kFramesAbove = 512;  // fiber_main's own frame, and more
+    std::uintptr_t from = std::max(lo, sp - std::min<std::uintptr_t>(sp - lo, kSnapshotLimit + kFramesAbove));
+    from &= ~std::uintptr_t{7};
     if (from < sp) {
       asan_fibers::unpoison(reinterpret_cast<const void*>(from), sp - from);
       std::uintptr_t words = (sp - from) / 8;
