@@ -31,6 +31,14 @@ expect_usage() {
   fi
 }
 
+# --version is a request, not an error: the version on stdout, nothing on stderr, exit 0.
+"$MBCHECK" --version >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 0 ] && grep -qx "mbcheck [0-9][0-9.]*" "$tmp/out" && [ ! -s "$tmp/err" ]; then
+  echo "ok:   --version: $(cat "$tmp/out")"
+else
+  echo "FAIL: --version -> exit $rc, stdout '$(cat "$tmp/out")', stderr '$(cat "$tmp/err")'"; failures=$((failures + 1))
+fi
 expect 0 "epi-load" -- list
 expect 0 "consumer-count-plus-one" -- list
 expect 0 "verdict: ok: D matches the CPU reference bit for bit (8192 elements, 8 tiles)" -- run epi-load --seed 7

@@ -129,6 +129,9 @@ int run_cli(int argc, char** argv, const Registry& registry) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {  // a request, not an error: stdout, exit 0
+    fmt::print("{}\n", e.what());
+    return kExitOk;
   } catch (const CLI::ParseError& e) {
     if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
       return usage_error(fmt::format("unknown subcommand '{}': one of list, check, run, replay, merge", argv[1]));
