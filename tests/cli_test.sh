@@ -64,6 +64,17 @@ expect_usage "--time-limit: must be a number of seconds in [0, 1e9], got '-1'" c
 expect_usage "the host simulates at most 16384 threads in all" run epi-load --ctas 1024
 expect_usage "--bogus-flag" run epi-load --bogus-flag 3
 expect_usage "--tiles x: not a whole number" run epi-load --tiles x
+# A typo names the flag and the nearest one the subcommand and protocol know; a flag without
+# its value names the flag; a shape flag of another protocol is unknown for this one.
+expect_usage "unknown flag --stage for 'check epi-load'; did you mean --stages?" check epi-load --stage 3
+expect_usage "unknown flag --stgaes for 'run epi-load'; did you mean --stages?" run epi-load --stgaes=3
+expect_usage "unknown flag --max-step for 'check readers'; did you mean --max-steps?" check readers --n 2 --max-step 5
+expect_usage "unknown flag --jsn for 'replay'; did you mean --json?" replay --jsn
+expect_usage "unknown flag --consumer for 'check tma-pipeline'; did you mean --consumers?" check tma-pipeline --consumer 3
+expect_usage "unknown flag --n for 'check epi-load' (\`mbcheck check epi-load --help\` lists its flags)" check epi-load --n 3
+expect_usage "--stages needs a value" check epi-load --stages
+expect_usage "--stages needs a value" check epi-load --stages --tiles 2
+expect_usage "--seed needs a value" run epi-load --seed
 expect_usage "malformed replay token: a replay token starts with 'mb1:'" replay garbage
 expect_usage "malformed replay token: the schedule part is truncated" replay "mb1:epi-load:tiles=2:gA"
 expect_usage "--replay-file $tmp/missing: not a file" replay --replay-file "$tmp/missing"

@@ -10,6 +10,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <tuple>
+
 #include "sim/cli.hpp"
 #include "sim/cli/cli_support.hpp"
 #include "sim/cli/commands.hpp"
@@ -107,7 +110,9 @@ int dispatch(Commands& c, const Registry& registry) {
 }
 
 int run_cli(int argc, char** argv, const Registry& registry) {
-  CLI::App app{"mbcheck: a simulator and model checker for GPU mbarrier pipelines"};
+  // Named as it was called (a user's binary over its own protocols is not "mbcheck").
+  CLI::App app{"mbcheck: a simulator and model checker for GPU mbarrier pipelines",
+               argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "mbcheck"};
   double memory_limit_gib = 0;
   app.add_option("--memory-limit", memory_limit_gib,
                  "address-space limit in GiB (default: 90% of physical memory); beyond it, a clear error")
@@ -135,8 +140,13 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   } catch (const CLI::ParseError& e) {
     if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
       return usage_error(fmt::format("unknown subcommand '{}': one of list, check, run, replay, merge", argv[1]));
-    return usage_error(e.what());
+    return usage_error(explain_parse_error(app, argc, argv, registry.infos()).value_or(e.what()));
   }
+  for (const auto& [cmd, flags, protocol] :
+       {std::tie(c.check.app, c.check.flags, c.check.protocol), std::tie(c.run.app, c.run.flags, c.run.protocol)})
+    if (*cmd)
+      if (auto error = foreign_shape_flag(app, *cmd, protocol, flags.given(), registry.infos()))
+        return usage_error(*error);
   if (*c.check.app)
     if (const int code = c.check.validate()) return code;
   set_default_stack_bytes(stack_size);

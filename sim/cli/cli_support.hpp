@@ -51,6 +51,19 @@ struct ShapeFlags {
 
 std::string shape_line(const std::map<std::string, std::string>& options);
 
+// Flag errors in the user's words (sim/cli/flag_errors.cpp). After a CLI11 parse error: the
+// first flag in argv that the subcommand and protocol given do not know (with the nearest
+// known one) or that lacks its value; nullopt if CLI11's own message is the one to show.
+std::optional<std::string> explain_parse_error(const CLI::App& app, int argc, char** argv,
+                                               const std::vector<ProtocolInfo>& protocols);
+// "unknown flag --stage for 'check epi-load'; did you mean --stages?" (`cmd` null: top level).
+std::string unknown_flag_message(const CLI::App& app, const CLI::App* cmd, const std::string& flag,
+                                 const std::string& protocol, const std::vector<ProtocolInfo>& protocols);
+// After parsing: a shape flag given that belongs to another protocol than `protocol`.
+std::optional<std::string> foreign_shape_flag(const CLI::App& app, const CLI::App& cmd, const std::string& protocol,
+                                              const std::map<std::string, std::string>& given,
+                                              const std::vector<ProtocolInfo>& protocols);
+
 // Prints one execution's result (the replay token of a correct one only if asked); returns
 // the exit code.
 int report(const std::string& protocol, BundledProgram& program, const Outcome& out, bool print_token_always = false);
