@@ -2,7 +2,9 @@
 # The mbcheck command line as a user meets it: verdicts, exit codes (0 no bug, 1 bug,
 # 2 usage error), one clear line on stderr for bad input, and replay tokens that reproduce.
 set -u
-MBCHECK=${1:?usage: cli_test.sh path/to/mbcheck}
+MBCHECK=${1:?usage: cli_test.sh path/to/mbcheck path/to/mbcheck_cli_fixture}
+# a user's command line over one protocol that loops or crashes where told to (cli_fixture.cpp)
+FIXTURE=${2:?usage: cli_test.sh path/to/mbcheck path/to/mbcheck_cli_fixture}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -414,6 +416,26 @@ sed 's/"executions": [0-9]*/"executions": -4/' "$tmp/v_ok.json" >"$tmp/v_bad.jso
 python3 "$(dirname "$0")/validate_json.py" "$schema" check "$tmp/v_bad.json" >/dev/null &&
   { echo "FAIL: the schema accepted a negative execution count"; failures=$((failures + 1)); } ||
   echo "ok:   the schema refuses a negative execution count"
+
+# --watchdog (check, run, replay): a thread looping in protocol code without calling into
+# mbcheck is reported after that many seconds (exit 1), with the source line of its last
+# operation, a replay token, and the flag to raise.
+wait_line=$(grep -n 'bar.wait(0);' "$root/tests/cli_fixture.cpp" | cut -d: -f1)
+for cmd in run check; do
+  timed "$FIXTURE" $cmd handoff-lite --mutation endless-loop --watchdog 0.3
+  if [ "$rc" = 1 ] && [ "$ms" -lt 5000 ] && grep -qF "tests/cli_fixture.cpp:$wait_line" "$tmp/err" &&
+    grep -qF "raise --watchdog SECONDS" "$tmp/err" && ! grep -q "RunLimits" "$tmp/err"; then
+    echo "ok:   $cmd --watchdog 0.3: exit 1 after $ms ms, naming tests/cli_fixture.cpp:$wait_line"
+  else
+    echo "FAIL: $cmd --watchdog 0.3: exit $rc after $ms ms: $(cat "$tmp/err")"; failures=$((failures + 1))
+  fi
+done
+token=$(sed -n 's/.*replay: //p' "$tmp/err")
+timed "$FIXTURE" replay "$token" --watchdog 0.3
+[ "$rc" = 1 ] && grep -qF "raise --watchdog" "$tmp/err" && echo "ok:   replay --watchdog 0.3: exit 1 after $ms ms" ||
+  { echo "FAIL: replay --watchdog 0.3: exit $rc: $(cat "$tmp/err")"; failures=$((failures + 1)); }
+expect_usage "--watchdog: must be a number of seconds in [0, 1e9], got '-1'" run epi-load --watchdog -1
+expect 0 "verified: " -- check readers --n 2 --watchdog 0
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"

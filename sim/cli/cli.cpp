@@ -79,6 +79,17 @@ void add_stack_size(std::initializer_list<CLI::App*> commands, std::size_t& stac
         ->capture_default_str();
 }
 
+// --watchdog on check, run and replay: how long one thread may run protocol code without
+// calling into mbcheck (an endless local loop) before the process ends with its report.
+void add_watchdog(std::initializer_list<CLI::App*> commands, double& seconds) {
+  for (CLI::App* cmd : commands)
+    cmd->add_option("--watchdog", seconds,
+                    "seconds one thread may run protocol code without a visible operation, load or store "
+                    "before it is reported as stuck (exit 1; 0: no limit)")
+        ->check(kSeconds)
+        ->capture_default_str();
+}
+
 struct Commands {
   ListCommand list;
   CheckCommand check;
@@ -127,6 +138,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   c.replay.add(app);
   std::size_t stack_size = default_stack_bytes();
   add_stack_size({c.check.app, c.run.app, c.replay.app}, stack_size);
+  double watchdog_s = default_watchdog_seconds();
+  add_watchdog({c.check.app, c.run.app, c.replay.app}, watchdog_s);
   c.merge.add(app);
   try {
     app.parse(argc, argv);
@@ -150,6 +163,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   if (*c.check.app)
     if (const int code = c.check.validate()) return code;
   set_default_stack_bytes(stack_size);
+  set_default_watchdog_seconds(watchdog_s);
   c.check.search.memory_budget = apply_memory_limit(memory_limit_gib);
   return dispatch(c, registry);
 }

@@ -288,6 +288,19 @@ Watchdog& watchdog() {
   return *wd;
 }
 
+// "spec/kernels/x.hpp:97", as source_path writes it but without allocating (the watched
+// thread may be stuck inside the allocator).
+void put_site(Writer& w, const CallSite& site) {
+  const char* file = site.file ? site.file : "";
+#ifdef MBCHECK_SOURCE_DIR
+  if (std::strncmp(file, MBCHECK_SOURCE_DIR, std::strlen(MBCHECK_SOURCE_DIR)) == 0)
+    file += std::strlen(MBCHECK_SOURCE_DIR);
+#endif
+  w.put(file);
+  w.put(":");
+  w.put(site.line);
+}
+
 // Called with the watchdog's lock held. Formats from the runtime's state (its thread is
 // inside protocol code and touches none of it), then checks that it has not moved on.
 void report_hang(const Runtime& rt, std::uint64_t ticks, double limit) {
@@ -304,7 +317,11 @@ void report_hang(const Runtime& rt, std::uint64_t ticks, double limit) {
   w.put(seconds);
   w.put(" s without a visible operation, load or store, at step ");
   w.put(rt.steps());
-  w.put(" (an endless loop? raise RunLimits::watchdog_seconds if it is only slow); replay: ");
+  if (const Agent* a = rt.running_agent(); a && a->site.line > 0) {
+    w.put(", since its operation at ");
+    put_site(w, a->site);
+  }
+  w.put(" (an endless loop? if it is only slow, raise --watchdog SECONDS; 0: no limit); replay: ");
   put_replay(w, rt, "");
   w.put("\n");
   if (rt.progress_ticks() != ticks || !rt.in_protocol_code()) {
@@ -429,6 +446,12 @@ std::optional<std::string> stack_size_error(std::size_t bytes) {
 }
 
 std::size_t default_stack_bytes() { return g_default_stack_bytes.load(std::memory_order_relaxed); }
+
+namespace {
+std::atomic<double> g_default_watchdog_s{10};
+}
+double default_watchdog_seconds() { return g_default_watchdog_s.load(std::memory_order_relaxed); }
+void set_default_watchdog_seconds(double seconds) { g_default_watchdog_s.store(seconds, std::memory_order_relaxed); }
 
 void set_default_stack_bytes(std::size_t bytes) {
   if (auto err = stack_size_error(bytes)) throw std::invalid_argument(*err);

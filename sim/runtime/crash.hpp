@@ -3,9 +3,9 @@
 //     replay token, then the signal's default action (the process dies of that signal);
 //   * a fault in the guard region below a fiber stack: "stack overflow in thread N", exit 1;
 //   * exit() or quick_exit() called by protocol code: the thread and the step, exit 1;
-//   * a thread running protocol code for longer than RunLimits::watchdog_seconds without
-//     calling into the runtime (no visible operation, load or store): the watchdog names it,
-//     exit 1.
+//   * a thread running protocol code for longer than RunLimits::watchdog_seconds (the CLI's
+//     --watchdog) without calling into the runtime (no visible operation, load or store): the
+//     watchdog names it and the source line of its last operation, exit 1.
 // Exit status 1 is mbcheck's "bug found" (sim/main.cpp): each of these is a bug of the
 // protocol, and the process cannot go on to print a verdict. Each report ends with the
 // replay token of the schedule so far.

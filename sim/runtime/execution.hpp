@@ -148,6 +148,10 @@ void set_default_stack_bytes(std::size_t bytes);  // throws std::invalid_argumen
 // Why `bytes` is not a valid fiber stack size (a multiple of the page size, 16 KiB to
 // 16 MiB), or nullopt.
 std::optional<std::string> stack_size_error(std::size_t bytes);
+// The watchdog limit every RunLimits starts with: 10 s unless set (the CLI's --watchdog, so
+// that the search, the shrinker and every replay run under the same one; 0: none).
+double default_watchdog_seconds();
+void set_default_watchdog_seconds(double seconds);
 
 struct RunLimits {
   std::uint64_t max_steps = 10'000'000;
@@ -163,7 +167,7 @@ struct RunLimits {
   // (no visible operation, P::load or P::store: a loop that max_accesses_per_step cannot
   // end): past it a watchdog names the thread and ends the process with status 1
   // (sim/runtime/crash.hpp). 0: no limit.
-  double watchdog_seconds = 10;
+  double watchdog_seconds = default_watchdog_seconds();
 };
 
 // Program::reset() threw: the harness, not a schedule, is broken (execute() throws this).
