@@ -437,6 +437,31 @@ timed "$FIXTURE" replay "$token" --watchdog 0.3
 expect_usage "--watchdog: must be a number of seconds in [0, 1e9], got '-1'" run epi-load --watchdog -1
 expect 0 "verified: " -- check readers --n 2 --watchdog 0
 
+# check/run PROTOCOL --help: that protocol's own shape flags with their meaning and default,
+# no other protocol's; a user's protocol is not called a bundled one.
+help_has() {  # help_has <label> <file> <must contain>... -- <must not contain>...
+  local label=$1 file=$2 ok=1 neg=0
+  shift 2
+  for p in "$@"; do
+    if [ "$p" = -- ]; then neg=1; continue; fi
+    if grep -qF -- "$p" "$file"; then [ $neg = 1 ] && { echo "FAIL: $label shows '$p'"; ok=0; }
+    else [ $neg = 0 ] && { echo "FAIL: $label lacks '$p'"; ok=0; }; fi
+  done
+  [ $ok = 1 ] && echo "ok:   $label" || failures=$((failures + 1))
+}
+"$MBCHECK" check epi-load --help >"$tmp/help" 2>&1 || { echo "FAIL: check epi-load --help exited $?"; failures=$((failures + 1)); }
+help_has "check epi-load --help: epi-load's shape flags with defaults" "$tmp/help" "Shape flags of epi-load:" \
+  "pipeline stages (1..8) (default 2)" "tiles of C to stream through the pipeline (default 8)" "one of: none, consumer-count-plus-one" \
+  -- "shape flag (see list)" "--n " "--consumers" "bundled"
+"$MBCHECK" check --help >"$tmp/help" 2>&1
+help_has "check --help: every protocol's shape flags, each with its protocols" "$tmp/help" "--n TEXT" "shape flag of readers, lastzero" \
+  "mbcheck check PROTOCOL --help" -- "shape flag (see list)" "bundled"
+"$FIXTURE" run handoff-lite --help >"$tmp/help" 2>&1
+help_has "a user's run handoff-lite --help" "$tmp/help" "Usage: $(basename "$FIXTURE") run" \
+  "handoff-lite: thread 0 signals" "--waiters TEXT" "threads that wait (default 1)" "one of: none, endless-loop" -- "bundled" "--stages"
+for cmd in list check run; do "$FIXTURE" $cmd --help; done >"$tmp/help" 2>&1
+help_has "a user's list/check/run --help call no protocol bundled" "$tmp/help" "$(basename "$FIXTURE") list" -- "bundled" "mbcheck list"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

@@ -90,6 +90,18 @@ void add_watchdog(std::initializer_list<CLI::App*> commands, double& seconds) {
         ->capture_default_str();
 }
 
+// check/run PROTOCOL --help: the protocol's summary, and its own shape flags with their
+// defaults instead of every protocol's.
+void describe_protocol(CLI::App& cmd, ShapeFlags& flags, const Registry& registry) {
+  CLI::Option* positional = cmd.get_option("protocol");
+  if (positional->results().empty()) return;
+  for (const ProtocolInfo& info : registry.infos())
+    if (info.name == positional->results().front()) {
+      positional->description(fmt::format("{}: {}", info.name, info.summary));
+      flags.describe_for(info);
+    }
+}
+
 struct Commands {
   ListCommand list;
   CheckCommand check;
@@ -144,6 +156,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    for (auto [cmd, flags] : {std::tie(c.check.app, c.check.flags), std::tie(c.run.app, c.run.flags)})
+      if (*cmd) describe_protocol(*cmd, flags, registry);
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 #include <optional>
@@ -30,16 +31,29 @@ int usage_error(const std::string& message);
 extern const CLI::Validator kWholeNumber;  // a count or a seed: digits only, below 2^64
 extern const CLI::Validator kSeconds;      // a finite number of seconds in [0, 1e9]
 
-// Every shape flag of every protocol, on one subcommand; the protocol rejects those it does
-// not have.
+// Every shape flag of every protocol, on one subcommand; one of another protocol than the
+// one given is refused (foreign_shape_flag). --help with a protocol shows only its own.
 struct ShapeFlags {
   std::map<std::string, std::string> values;
   std::map<std::string, CLI::Option*> options;
   void add_to(CLI::App* cmd, const std::vector<ProtocolInfo>& protocols) {
-    std::set<std::string> names;
+    std::map<std::string, std::string> owners;  // flag -> the protocols that have it
     for (const auto& p : protocols)
-      for (const auto& o : p.options) names.insert(o.name);
-    for (const auto& name : names) options[name] = cmd->add_option("--" + name, values[name], "shape flag (see list)");
+      for (const auto& o : p.options) owners[o.name] += (owners[o.name].empty() ? "" : ", ") + p.name;
+    const std::string group = fmt::format("Shape flags (`{} {} PROTOCOL --help` shows one protocol's)",
+                                          cmd->get_parent()->get_name(), cmd->get_name());
+    for (const auto& [name, of] : owners)
+      options[name] = cmd->add_option("--" + name, values[name], "shape flag of " + of)->group(group);
+  }
+  // For --help with a protocol: its own flags, with their meaning and default; no others.
+  void describe_for(const ProtocolInfo& protocol) {
+    for (auto& [name, opt] : options) opt->group("");
+    for (const auto& o : protocol.options) {
+      std::string text = fmt::format("{} (default {})", o.help, o.default_value);
+      if (o.name == "mutation" && !protocol.mutations.empty())
+        text += fmt::format("; one of: none, {}", fmt::join(protocol.mutations, ", "));
+      options.at(o.name)->description(text)->group(fmt::format("Shape flags of {}", protocol.name));
+    }
   }
   std::map<std::string, std::string> given() const {
     std::map<std::string, std::string> out;

@@ -8,7 +8,7 @@
 namespace mbcheck::sim::cli {
 
 void ListCommand::add(CLI::App& parent) {
-  app = parent.add_subcommand("list", "list the bundled protocols, their shape flags and mutations");
+  app = parent.add_subcommand("list", "list the protocols, their shape flags and mutations");
   app->add_flag("--json", json, "print one JSON array instead of text");
 }
 
