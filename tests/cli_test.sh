@@ -234,6 +234,24 @@ done
 rc=$?
 [ "$rc" = 2 ] && grep -q "cannot write the result to stdout" "$tmp/err" && echo "ok:   --json >/dev/full: exit 2, said so" ||
   { echo "FAIL: --json >/dev/full: exit $rc, $(cat "$tmp/err")"; failures=$((failures + 1)); }
+# A result larger than stdio's buffer fails while it is written, not only at the end: still
+# one line and exit 2 (it was std::terminate, exit 134), for text and --json alike, and the
+# --sarif file is written all the same.
+full_cases=("check epi-load --mutation consumer-count-plus-one --json --sarif $tmp/full.sarif"
+  "check epi-load --mutation consumer-count-plus-one" "check epi-load --tiles 2 --mutation consumer-count-plus-one --strategy random --runs 3 --json"
+  "run epi-load --mutation consumer-count-plus-one" "replay $token" "list" "check epi-load --help")
+for args in "${full_cases[@]}"; do
+  # shellcheck disable=SC2086
+  "$MBCHECK" $args >/dev/full 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "mbcheck: error: cannot write the result to stdout: No space left on device" ]; then
+    echo "ok:   ${args:0:90} >/dev/full: exit 2, one line"
+  else
+    echo "FAIL: ${args:0:90} >/dev/full: exit $rc, stderr: $(head -c 300 "$tmp/err")"; failures=$((failures + 1))
+  fi
+done
+grep -q '"ruleId": "deadlock"' "$tmp/full.sarif" && echo "ok:   --sarif written although stdout was full" ||
+  { echo "FAIL: no --sarif file after a full stdout"; failures=$((failures + 1)); }
 expect_usage "--html /nonexistent/x.html: cannot write in /nonexistent" check epi-load --mutation tx-overcount --tiles 2 --html /nonexistent/x.html
 expect_usage "--html needs a file name" run epi-load --html ""
 expect_usage "--trace $tmp: is a directory" run epi-load --trace "$tmp"

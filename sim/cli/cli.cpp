@@ -162,7 +162,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {  // a request, not an error: stdout, exit 0
-    fmt::print("{}\n", e.what());
+    print_out("{}\n", e.what());
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')

@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -153,7 +155,16 @@ struct VisualFiles {
 void install_process_handlers();
 // --memory-limit (GiB; 0: 90% of physical memory), as RLIMIT_AS. Returns the limit in bytes.
 std::uint64_t apply_memory_limit(double gib);
-// Flushes stdout; a write error (a full disk, a closed pipe) is reported: false.
+// The result on stdout. fmt::print throws on a failed write (a full disk), which ended the
+// process with std::terminate mid-report; these keep the first error instead, for
+// flush_stdout() to report once, so that the --sarif/--html files are still written.
+void write_stdout(std::string_view text);
+template <typename... T>
+void print_out(fmt::format_string<T...> format, T&&... args) {
+  write_stdout(fmt::format(format, std::forward<T>(args)...));
+}
+// Flushes stdout; a write error (a full disk, a closed pipe), now or before, is reported
+// (one line on stderr, once): false.
 bool flush_stdout();
 
 }  // namespace mbcheck::sim::cli

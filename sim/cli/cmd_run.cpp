@@ -27,7 +27,7 @@ int RunCommand::run(const Registry& registry) {
   if (!visuals.check_paths()) return kExitUsage;
   if (max_steps == 0) max_steps = std::numeric_limits<std::uint64_t>::max();
   auto program = make_reported(registry, protocol, flags.given());
-  fmt::print("mbcheck run {}  {}  seed={}\n", protocol, shape_line(program->options()), seed);
+  print_out("mbcheck run {}  {}  seed={}\n", protocol, shape_line(program->options()), seed);
   Runtime rt;
   RandomStrategy strategy(seed);
   RunLimits limits;
