@@ -20,11 +20,17 @@ namespace {
 const ProtocolInfo kInfo{"handoff-lite",
                          "thread 0 signals a barrier that the other threads wait on",
                          {{"waiters", "1", "threads that wait"},
-                          {"mutation", "none", "endless-loop: a waiter then loops without calling into mbcheck"}},
-                         {"endless-loop"}};
+                          {"mutation", "none",
+                           "endless-loop: a waiter then loops without calling into mbcheck; null-deref: a waiter "
+                           "then stores through a null pointer"}},
+                         {"endless-loop", "null-deref"}};
 
-// Volatile, so that the compiler cannot prove the loop endless.
+// Volatile, so that the compiler can prove neither the loop endless nor the pointer null.
 volatile bool g_spin = true;
+int* volatile g_null = nullptr;
+
+// A real fault, not stopped first by the UBSan of the debug preset.
+__attribute__((no_sanitize("undefined"))) void store_through(int* p) { *p = 1; }
 
 class Fixture final : public BundledProgram {
  public:
@@ -33,8 +39,8 @@ class Fixture final : public BundledProgram {
     for (const auto& [k, v] : given) options_[k] = v;
     if (options_["waiters"] != "1" && options_["waiters"] != "2") throw ShapeError("--waiters: must be 1 or 2");
     const std::string& m = options_["mutation"];
-    if (m != "none" && m != "endless-loop")
-      throw ShapeError(fmt::format("--mutation {}: must be none or endless-loop", m));
+    if (m != "none" && m != "endless-loop" && m != "null-deref")
+      throw ShapeError(fmt::format("--mutation {}: must be none, endless-loop or null-deref", m));
   }
   LaunchShape shape() const override {
     return {.ctas = 1,
@@ -54,6 +60,7 @@ class Fixture final : public BundledProgram {
     bar.wait(0);  // the waiters' last operation (cli_test.sh looks for this line)
     if (options_.at("mutation") == "endless-loop")
       while (g_spin) {}
+    if (options_.at("mutation") == "null-deref") store_through(g_null);
   }
   std::map<std::string, std::string> options() const override { return options_; }
   std::string result_summary() const override { return "every waiter saw the signal"; }

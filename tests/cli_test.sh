@@ -455,6 +455,29 @@ timed "$FIXTURE" replay "$token" --watchdog 0.3
 expect_usage "--watchdog: must be a number of seconds in [0, 1e9], got '-1'" run epi-load --watchdog -1
 expect 0 "verified: " -- check readers --n 2 --watchdog 0
 
+# A crash in protocol code (a waiter stores through a null pointer) is a bug like any other:
+# exit 1, the text report, --json on stdout, the --sarif file, a token that replays it. It
+# was the process dying of SIGSEGV (exit 139) with nothing on stdout.
+MBCHECK=$FIXTURE expect 1 "verdict: bug: crash" -- run handoff-lite --mutation null-deref
+MBCHECK=$FIXTURE expect 1 "crashed in protocol code: Segmentation fault (signal 11)" -- run handoff-lite --mutation null-deref
+MBCHECK=$FIXTURE expect 1 "bug: crash: " -- check handoff-lite --waiters 2 --mutation null-deref
+MBCHECK=$FIXTURE expect 1 "bug: crash: " -- check handoff-lite --mutation null-deref --strategy random --runs 3
+"$FIXTURE" check handoff-lite --waiters 2 --mutation null-deref --json --sarif "$tmp/crash.sarif" >"$tmp/crash.json" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/crash.json" "$tmp/crash.sarif" <<'PY' && [ "$rc" = 1 ] && echo "ok:   a crash: --json (kind crash) and --sarif (rule crash), exit 1" ||
+import json, sys
+j, sarif = (json.load(open(f)) for f in sys.argv[1:])
+assert j["verdict"] == "bug" and j["kind"] == "crash", (j["verdict"], j["kind"])
+assert "crashed in protocol code: Segmentation fault" in j["cause"], j["cause"]
+assert j["replay"].startswith("mb1:handoff-lite:"), j["replay"]
+(r,) = sarif["runs"][0]["results"]
+assert r["ruleId"] == "crash", r["ruleId"]
+PY
+  { echo "FAIL: a crash with --json --sarif: exit $rc, $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); }
+validate check "$tmp/crash.json"
+token=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['replay'])" "$tmp/crash.json")
+MBCHECK=$FIXTURE expect 1 "verdict: bug: crash" -- replay "$token"
+
 # check/run PROTOCOL --help: that protocol's own shape flags with their meaning and default,
 # no other protocol's; a user's protocol is not called a bundled one.
 help_has() {  # help_has <label> <file> <must contain>... -- <must not contain>...

@@ -52,7 +52,8 @@ int ReplayCommand::run(const Registry& registry) {
   } catch (const TokenError& e) {
     return usage_error(fmt::format("malformed replay token: {}", e.what()));
   }
-  auto program = registry.make(token.protocol, token.options);
+  // With the crash reporter's signal handlers: a crash replays as a crash verdict.
+  auto program = make_reported(registry, token.protocol, token.options);
   const std::string title = fmt::format("{} {} (replay)", token.protocol, shape_line(program->options()));
   if (!json)
     print_out("mbcheck replay {}  {}  ({} steps recorded)\n", token.protocol, shape_line(program->options()),

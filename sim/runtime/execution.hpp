@@ -33,6 +33,7 @@ enum class Verdict : std::uint8_t {
   assertion,   // P::check failed, or the output differs from the reference
   lifetime,    // a CTA can exit while a peer still arrives on its barriers or touches its smem
   exception,   // protocol code threw
+  crash,       // protocol code died of a fatal signal (a wild pointer, abort()) or overflowed its stack
   step_limit,  // more steps than allowed
   diverged,    // replay: the protocol did not do what the schedule recorded
   pruned,      // the strategy stopped the execution (redundant for the search): not a bug
