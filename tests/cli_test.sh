@@ -2,7 +2,9 @@
 # The mbcheck command line as a user meets it: verdicts, exit codes (0 no bug, 1 bug,
 # 2 usage error), one clear line on stderr for bad input, and replay tokens that reproduce.
 set -u
-MBCHECK=${1:?usage: cli_test.sh path/to/mbcheck}
+MBCHECK=${1:?usage: cli_test.sh path/to/mbcheck path/to/mbcheck_cli_fixture}
+# a user's command line over one protocol that loops or crashes where told to (cli_fixture.cpp)
+FIXTURE=${2:?usage: cli_test.sh path/to/mbcheck path/to/mbcheck_cli_fixture}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -31,6 +33,14 @@ expect_usage() {
   fi
 }
 
+# --version is a request, not an error: the version on stdout, nothing on stderr, exit 0.
+"$MBCHECK" --version >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 0 ] && grep -qx "mbcheck [0-9][0-9.]*" "$tmp/out" && [ ! -s "$tmp/err" ]; then
+  echo "ok:   --version: $(cat "$tmp/out")"
+else
+  echo "FAIL: --version -> exit $rc, stdout '$(cat "$tmp/out")', stderr '$(cat "$tmp/err")'"; failures=$((failures + 1))
+fi
 expect 0 "epi-load" -- list
 expect 0 "consumer-count-plus-one" -- list
 expect 0 "verdict: ok: D matches the CPU reference bit for bit (8192 elements, 8 tiles)" -- run epi-load --seed 7
@@ -56,6 +66,17 @@ expect_usage "--time-limit: must be a number of seconds in [0, 1e9], got '-1'" c
 expect_usage "the host simulates at most 16384 threads in all" run epi-load --ctas 1024
 expect_usage "--bogus-flag" run epi-load --bogus-flag 3
 expect_usage "--tiles x: not a whole number" run epi-load --tiles x
+# A typo names the flag and the nearest one the subcommand and protocol know; a flag without
+# its value names the flag; a shape flag of another protocol is unknown for this one.
+expect_usage "unknown flag --stage for 'check epi-load'; did you mean --stages?" check epi-load --stage 3
+expect_usage "unknown flag --stgaes for 'run epi-load'; did you mean --stages?" run epi-load --stgaes=3
+expect_usage "unknown flag --max-step for 'check readers'; did you mean --max-steps?" check readers --n 2 --max-step 5
+expect_usage "unknown flag --jsn for 'replay'; did you mean --json?" replay --jsn
+expect_usage "unknown flag --consumer for 'check tma-pipeline'; did you mean --consumers?" check tma-pipeline --consumer 3
+expect_usage "unknown flag --n for 'check epi-load' (\`mbcheck check epi-load --help\` lists its flags)" check epi-load --n 3
+expect_usage "--stages needs a value" check epi-load --stages
+expect_usage "--stages needs a value" check epi-load --stages --tiles 2
+expect_usage "--seed needs a value" run epi-load --seed
 expect_usage "malformed replay token: a replay token starts with 'mb1:'" replay garbage
 expect_usage "malformed replay token: the schedule part is truncated" replay "mb1:epi-load:tiles=2:gA"
 expect_usage "--replay-file $tmp/missing: not a file" replay --replay-file "$tmp/missing"
@@ -213,6 +234,24 @@ done
 rc=$?
 [ "$rc" = 2 ] && grep -q "cannot write the result to stdout" "$tmp/err" && echo "ok:   --json >/dev/full: exit 2, said so" ||
   { echo "FAIL: --json >/dev/full: exit $rc, $(cat "$tmp/err")"; failures=$((failures + 1)); }
+# A result larger than stdio's buffer fails while it is written, not only at the end: still
+# one line and exit 2 (it was std::terminate, exit 134), for text and --json alike, and the
+# --sarif file is written all the same.
+full_cases=("check epi-load --mutation consumer-count-plus-one --json --sarif $tmp/full.sarif"
+  "check epi-load --mutation consumer-count-plus-one" "check epi-load --tiles 2 --mutation consumer-count-plus-one --strategy random --runs 3 --json"
+  "run epi-load --mutation consumer-count-plus-one" "replay $token" "list" "check epi-load --help")
+for args in "${full_cases[@]}"; do
+  # shellcheck disable=SC2086
+  "$MBCHECK" $args >/dev/full 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "mbcheck: error: cannot write the result to stdout: No space left on device" ]; then
+    echo "ok:   ${args:0:90} >/dev/full: exit 2, one line"
+  else
+    echo "FAIL: ${args:0:90} >/dev/full: exit $rc, stderr: $(head -c 300 "$tmp/err")"; failures=$((failures + 1))
+  fi
+done
+grep -q '"ruleId": "deadlock"' "$tmp/full.sarif" && echo "ok:   --sarif written although stdout was full" ||
+  { echo "FAIL: no --sarif file after a full stdout"; failures=$((failures + 1)); }
 expect_usage "--html /nonexistent/x.html: cannot write in /nonexistent" check epi-load --mutation tx-overcount --tiles 2 --html /nonexistent/x.html
 expect_usage "--html needs a file name" run epi-load --html ""
 expect_usage "--trace $tmp: is a directory" run epi-load --trace "$tmp"
@@ -395,6 +434,74 @@ sed 's/"executions": [0-9]*/"executions": -4/' "$tmp/v_ok.json" >"$tmp/v_bad.jso
 python3 "$(dirname "$0")/validate_json.py" "$schema" check "$tmp/v_bad.json" >/dev/null &&
   { echo "FAIL: the schema accepted a negative execution count"; failures=$((failures + 1)); } ||
   echo "ok:   the schema refuses a negative execution count"
+
+# --watchdog (check, run, replay): a thread looping in protocol code without calling into
+# mbcheck is reported after that many seconds (exit 1), with the source line of its last
+# operation, a replay token, and the flag to raise.
+wait_line=$(grep -n 'bar.wait(0);' "$root/tests/cli_fixture.cpp" | cut -d: -f1)
+for cmd in run check; do
+  timed "$FIXTURE" $cmd handoff-lite --mutation endless-loop --watchdog 0.3
+  if [ "$rc" = 1 ] && [ "$ms" -lt 5000 ] && grep -qF "tests/cli_fixture.cpp:$wait_line" "$tmp/err" &&
+    grep -qF "raise --watchdog SECONDS" "$tmp/err" && ! grep -q "RunLimits" "$tmp/err"; then
+    echo "ok:   $cmd --watchdog 0.3: exit 1 after $ms ms, naming tests/cli_fixture.cpp:$wait_line"
+  else
+    echo "FAIL: $cmd --watchdog 0.3: exit $rc after $ms ms: $(cat "$tmp/err")"; failures=$((failures + 1))
+  fi
+done
+token=$(sed -n 's/.*replay: //p' "$tmp/err")
+timed "$FIXTURE" replay "$token" --watchdog 0.3
+[ "$rc" = 1 ] && grep -qF "raise --watchdog" "$tmp/err" && echo "ok:   replay --watchdog 0.3: exit 1 after $ms ms" ||
+  { echo "FAIL: replay --watchdog 0.3: exit $rc: $(cat "$tmp/err")"; failures=$((failures + 1)); }
+expect_usage "--watchdog: must be a number of seconds in [0, 1e9], got '-1'" run epi-load --watchdog -1
+expect 0 "verified: " -- check readers --n 2 --watchdog 0
+
+# A crash in protocol code (a waiter stores through a null pointer) is a bug like any other:
+# exit 1, the text report, --json on stdout, the --sarif file, a token that replays it. It
+# was the process dying of SIGSEGV (exit 139) with nothing on stdout.
+MBCHECK=$FIXTURE expect 1 "verdict: bug: crash" -- run handoff-lite --mutation null-deref
+MBCHECK=$FIXTURE expect 1 "crashed in protocol code: Segmentation fault (signal 11)" -- run handoff-lite --mutation null-deref
+MBCHECK=$FIXTURE expect 1 "bug: crash: " -- check handoff-lite --waiters 2 --mutation null-deref
+MBCHECK=$FIXTURE expect 1 "bug: crash: " -- check handoff-lite --mutation null-deref --strategy random --runs 3
+"$FIXTURE" check handoff-lite --waiters 2 --mutation null-deref --json --sarif "$tmp/crash.sarif" >"$tmp/crash.json" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/crash.json" "$tmp/crash.sarif" <<'PY' && [ "$rc" = 1 ] && echo "ok:   a crash: --json (kind crash) and --sarif (rule crash), exit 1" ||
+import json, sys
+j, sarif = (json.load(open(f)) for f in sys.argv[1:])
+assert j["verdict"] == "bug" and j["kind"] == "crash", (j["verdict"], j["kind"])
+assert "crashed in protocol code: Segmentation fault" in j["cause"], j["cause"]
+assert j["replay"].startswith("mb1:handoff-lite:"), j["replay"]
+(r,) = sarif["runs"][0]["results"]
+assert r["ruleId"] == "crash", r["ruleId"]
+PY
+  { echo "FAIL: a crash with --json --sarif: exit $rc, $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); }
+validate check "$tmp/crash.json"
+token=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['replay'])" "$tmp/crash.json")
+MBCHECK=$FIXTURE expect 1 "verdict: bug: crash" -- replay "$token"
+
+# check/run PROTOCOL --help: that protocol's own shape flags with their meaning and default,
+# no other protocol's; a user's protocol is not called a bundled one.
+help_has() {  # help_has <label> <file> <must contain>... -- <must not contain>...
+  local label=$1 file=$2 ok=1 neg=0
+  shift 2
+  for p in "$@"; do
+    if [ "$p" = -- ]; then neg=1; continue; fi
+    if grep -qF -- "$p" "$file"; then [ $neg = 1 ] && { echo "FAIL: $label shows '$p'"; ok=0; }
+    else [ $neg = 0 ] && { echo "FAIL: $label lacks '$p'"; ok=0; }; fi
+  done
+  [ $ok = 1 ] && echo "ok:   $label" || failures=$((failures + 1))
+}
+"$MBCHECK" check epi-load --help >"$tmp/help" 2>&1 || { echo "FAIL: check epi-load --help exited $?"; failures=$((failures + 1)); }
+help_has "check epi-load --help: epi-load's shape flags with defaults" "$tmp/help" "Shape flags of epi-load:" \
+  "pipeline stages (1..8) (default 2)" "tiles of C to stream through the pipeline (default 8)" "one of: none, consumer-count-plus-one" \
+  -- "shape flag (see list)" "--n " "--consumers" "bundled"
+"$MBCHECK" check --help >"$tmp/help" 2>&1
+help_has "check --help: every protocol's shape flags, each with its protocols" "$tmp/help" "--n TEXT" "shape flag of readers, lastzero" \
+  "mbcheck check PROTOCOL --help" -- "shape flag (see list)" "bundled"
+"$FIXTURE" run handoff-lite --help >"$tmp/help" 2>&1
+help_has "a user's run handoff-lite --help" "$tmp/help" "Usage: $(basename "$FIXTURE") run" \
+  "handoff-lite: thread 0 signals" "--waiters TEXT" "threads that wait (default 1)" "one of: none, endless-loop" -- "bundled" "--stages"
+for cmd in list check run; do "$FIXTURE" $cmd --help; done >"$tmp/help" 2>&1
+help_has "a user's list/check/run --help call no protocol bundled" "$tmp/help" "$(basename "$FIXTURE") list" -- "bundled" "mbcheck list"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"

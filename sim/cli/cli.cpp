@@ -10,6 +10,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <tuple>
+
 #include "sim/cli.hpp"
 #include "sim/cli/cli_support.hpp"
 #include "sim/cli/commands.hpp"
@@ -76,6 +79,29 @@ void add_stack_size(std::initializer_list<CLI::App*> commands, std::size_t& stac
         ->capture_default_str();
 }
 
+// --watchdog on check, run and replay: how long one thread may run protocol code without
+// calling into mbcheck (an endless local loop) before the process ends with its report.
+void add_watchdog(std::initializer_list<CLI::App*> commands, double& seconds) {
+  for (CLI::App* cmd : commands)
+    cmd->add_option("--watchdog", seconds,
+                    "seconds one thread may run protocol code without a visible operation, load or store "
+                    "before it is reported as stuck (exit 1; 0: no limit)")
+        ->check(kSeconds)
+        ->capture_default_str();
+}
+
+// check/run PROTOCOL --help: the protocol's summary, and its own shape flags with their
+// defaults instead of every protocol's.
+void describe_protocol(CLI::App& cmd, ShapeFlags& flags, const Registry& registry) {
+  CLI::Option* positional = cmd.get_option("protocol");
+  if (positional->results().empty()) return;
+  for (const ProtocolInfo& info : registry.infos())
+    if (info.name == positional->results().front()) {
+      positional->description(fmt::format("{}: {}", info.name, info.summary));
+      flags.describe_for(info);
+    }
+}
+
 struct Commands {
   ListCommand list;
   CheckCommand check;
@@ -107,7 +133,9 @@ int dispatch(Commands& c, const Registry& registry) {
 }
 
 int run_cli(int argc, char** argv, const Registry& registry) {
-  CLI::App app{"mbcheck: a simulator and model checker for GPU mbarrier pipelines"};
+  // Named as it was called (a user's binary over its own protocols is not "mbcheck").
+  CLI::App app{"mbcheck: a simulator and model checker for GPU mbarrier pipelines",
+               argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "mbcheck"};
   double memory_limit_gib = 0;
   app.add_option("--memory-limit", memory_limit_gib,
                  "address-space limit in GiB (default: 90% of physical memory); beyond it, a clear error")
@@ -122,21 +150,34 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   c.replay.add(app);
   std::size_t stack_size = default_stack_bytes();
   add_stack_size({c.check.app, c.run.app, c.replay.app}, stack_size);
+  double watchdog_s = default_watchdog_seconds();
+  add_watchdog({c.check.app, c.run.app, c.replay.app}, watchdog_s);
   c.merge.add(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    for (auto [cmd, flags] : {std::tie(c.check.app, c.check.flags), std::tie(c.run.app, c.run.flags)})
+      if (*cmd) describe_protocol(*cmd, flags, registry);
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {  // a request, not an error: stdout, exit 0
+    print_out("{}\n", e.what());
+    return kExitOk;
   } catch (const CLI::ParseError& e) {
     if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
       return usage_error(fmt::format("unknown subcommand '{}': one of list, check, run, replay, merge", argv[1]));
-    return usage_error(e.what());
+    return usage_error(explain_parse_error(app, argc, argv, registry.infos()).value_or(e.what()));
   }
+  for (const auto& [cmd, flags, protocol] :
+       {std::tie(c.check.app, c.check.flags, c.check.protocol), std::tie(c.run.app, c.run.flags, c.run.protocol)})
+    if (*cmd)
+      if (auto error = foreign_shape_flag(app, *cmd, protocol, flags.given(), registry.infos()))
+        return usage_error(*error);
   if (*c.check.app)
     if (const int code = c.check.validate()) return code;
   set_default_stack_bytes(stack_size);
+  set_default_watchdog_seconds(watchdog_s);
   c.check.search.memory_budget = apply_memory_limit(memory_limit_gib);
   return dispatch(c, registry);
 }

@@ -33,23 +33,23 @@ std::string shape_line(const std::map<std::string, std::string>& options) {
 int report(const std::string& protocol, BundledProgram& program, const Outcome& out, bool print_token_always) {
   if (out.verdict == Verdict::step_limit) {
     // Past --max-steps the execution proves nothing either way.
-    fmt::print("verdict: incomplete: step-limit\n");
-    fmt::print("cause:   {}\n", out.message);
-    fmt::print("steps:   {}\n", out.steps);
-    fmt::print("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
+    print_out("verdict: incomplete: step-limit\n");
+    print_out("cause:   {}\n", out.message);
+    print_out("steps:   {}\n", out.steps);
+    print_out("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
     return kExitIncomplete;
   }
   if (out.verdict == Verdict::completed) {
-    fmt::print("verdict: ok: {}\n", program.result_summary());
+    print_out("verdict: ok: {}\n", program.result_summary());
   } else {
-    fmt::print("verdict: bug: {}\n", to_string(out.verdict));
-    fmt::print("cause:   {}\n", out.message);
-    for (const auto& d : out.details) fmt::print("         {}\n", d);
+    print_out("verdict: bug: {}\n", to_string(out.verdict));
+    print_out("cause:   {}\n", out.message);
+    for (const auto& d : out.details) print_out("         {}\n", d);
   }
-  fmt::print("steps:   {}\n", out.steps);
+  print_out("steps:   {}\n", out.steps);
   // A correct execution's token is only useful on request (it runs to kilobytes).
   if (out.verdict != Verdict::completed || print_token_always)
-    fmt::print("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
+    print_out("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
   return out.verdict == Verdict::completed ? kExitOk : kExitBug;
 }
 
@@ -156,10 +156,23 @@ void install_process_handlers() {
   std::signal(SIGXFSZ, SIG_IGN);
 }
 
+namespace {
+int g_stdout_error = 0;  // errno of the first failed write to stdout
+bool g_stdout_reported = false;
+}  // namespace
+
+void write_stdout(std::string_view text) {
+  if (g_stdout_error != 0) return;  // the result is lost already: no half of what follows
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) g_stdout_error = errno != 0 ? errno : EIO;
+}
+
 bool flush_stdout() {
-  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return true;
-  const int err = errno;
-  fmt::print(stderr, "mbcheck: error: cannot write the result to stdout: {}\n", std::strerror(err));
+  if (g_stdout_error == 0 && std::fflush(stdout) != 0) g_stdout_error = errno != 0 ? errno : EIO;
+  if (g_stdout_error == 0 && std::ferror(stdout)) g_stdout_error = EIO;
+  if (g_stdout_error == 0) return true;
+  if (!g_stdout_reported)
+    fmt::print(stderr, "mbcheck: error: cannot write the result to stdout: {}\n", std::strerror(g_stdout_error));
+  g_stdout_reported = true;
   return false;
 }
 

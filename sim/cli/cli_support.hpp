@@ -5,11 +5,14 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,16 +33,29 @@ int usage_error(const std::string& message);
 extern const CLI::Validator kWholeNumber;  // a count or a seed: digits only, below 2^64
 extern const CLI::Validator kSeconds;      // a finite number of seconds in [0, 1e9]
 
-// Every shape flag of every protocol, on one subcommand; the protocol rejects those it does
-// not have.
+// Every shape flag of every protocol, on one subcommand; one of another protocol than the
+// one given is refused (foreign_shape_flag). --help with a protocol shows only its own.
 struct ShapeFlags {
   std::map<std::string, std::string> values;
   std::map<std::string, CLI::Option*> options;
   void add_to(CLI::App* cmd, const std::vector<ProtocolInfo>& protocols) {
-    std::set<std::string> names;
+    std::map<std::string, std::string> owners;  // flag -> the protocols that have it
     for (const auto& p : protocols)
-      for (const auto& o : p.options) names.insert(o.name);
-    for (const auto& name : names) options[name] = cmd->add_option("--" + name, values[name], "shape flag (see list)");
+      for (const auto& o : p.options) owners[o.name] += (owners[o.name].empty() ? "" : ", ") + p.name;
+    const std::string group = fmt::format("Shape flags (`{} {} PROTOCOL --help` shows one protocol's)",
+                                          cmd->get_parent()->get_name(), cmd->get_name());
+    for (const auto& [name, of] : owners)
+      options[name] = cmd->add_option("--" + name, values[name], "shape flag of " + of)->group(group);
+  }
+  // For --help with a protocol: its own flags, with their meaning and default; no others.
+  void describe_for(const ProtocolInfo& protocol) {
+    for (auto& [name, opt] : options) opt->group("");
+    for (const auto& o : protocol.options) {
+      std::string text = fmt::format("{} (default {})", o.help, o.default_value);
+      if (o.name == "mutation" && !protocol.mutations.empty())
+        text += fmt::format("; one of: none, {}", fmt::join(protocol.mutations, ", "));
+      options.at(o.name)->description(text)->group(fmt::format("Shape flags of {}", protocol.name));
+    }
   }
   std::map<std::string, std::string> given() const {
     std::map<std::string, std::string> out;
@@ -50,6 +66,19 @@ struct ShapeFlags {
 };
 
 std::string shape_line(const std::map<std::string, std::string>& options);
+
+// Flag errors in the user's words (sim/cli/flag_errors.cpp). After a CLI11 parse error: the
+// first flag in argv that the subcommand and protocol given do not know (with the nearest
+// known one) or that lacks its value; nullopt if CLI11's own message is the one to show.
+std::optional<std::string> explain_parse_error(const CLI::App& app, int argc, char** argv,
+                                               const std::vector<ProtocolInfo>& protocols);
+// "unknown flag --stage for 'check epi-load'; did you mean --stages?" (`cmd` null: top level).
+std::string unknown_flag_message(const CLI::App& app, const CLI::App* cmd, const std::string& flag,
+                                 const std::string& protocol, const std::vector<ProtocolInfo>& protocols);
+// After parsing: a shape flag given that belongs to another protocol than `protocol`.
+std::optional<std::string> foreign_shape_flag(const CLI::App& app, const CLI::App& cmd, const std::string& protocol,
+                                              const std::map<std::string, std::string>& given,
+                                              const std::vector<ProtocolInfo>& protocols);
 
 // Prints one execution's result (the replay token of a correct one only if asked); returns
 // the exit code.
@@ -126,7 +155,16 @@ struct VisualFiles {
 void install_process_handlers();
 // --memory-limit (GiB; 0: 90% of physical memory), as RLIMIT_AS. Returns the limit in bytes.
 std::uint64_t apply_memory_limit(double gib);
-// Flushes stdout; a write error (a full disk, a closed pipe) is reported: false.
+// The result on stdout. fmt::print throws on a failed write (a full disk), which ended the
+// process with std::terminate mid-report; these keep the first error instead, for
+// flush_stdout() to report once, so that the --sarif/--html files are still written.
+void write_stdout(std::string_view text);
+template <typename... T>
+void print_out(fmt::format_string<T...> format, T&&... args) {
+  write_stdout(fmt::format(format, std::forward<T>(args)...));
+}
+// Flushes stdout; a write error (a full disk, a closed pipe), now or before, is reported
+// (one line on stderr, once): false.
 bool flush_stdout();
 
 }  // namespace mbcheck::sim::cli

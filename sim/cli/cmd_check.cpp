@@ -61,7 +61,8 @@ std::string resolve_shard_spec(const std::string& spec, std::string* why) {
 
 void CheckCommand::add(CLI::App& parent, const Registry& registry) {
   app = parent.add_subcommand("check", "explore every distinct schedule of a protocol (or a bounded part)");
-  app->add_option("protocol", protocol, "a bundled protocol (see `mbcheck list`)")->required();
+  app->add_option("protocol", protocol, fmt::format("the protocol (`{} list` shows them)", parent.get_name()))
+      ->required();
   app->add_option("--strategy", strategy,
                   "dpor (every class of schedules), bounded (DPOR up to --preemptions), random (uniform random "
                   "walk) or pct (priority change points, --depth)")

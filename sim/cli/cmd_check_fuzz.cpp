@@ -39,33 +39,33 @@ struct FuzzReport {
       j["original_preemptions"] = r.original_preemptions;
       if (cmd.keep_original) j["original_replay"] = original_token;
     }
-    fmt::print("{}\n", j.dump(2));
+    print_out("{}\n", j.dump(2));
   }
 
   void print_text() const {
     const FuzzOptions& o = cmd.fuzzing;
     const std::string what = o.kind == FuzzKind::pct ? "PCT" : "random";
     if (o.kind == FuzzKind::pct)
-      fmt::print(
+      print_out(
           "pct: n = {} agents, k = {} steps: each run finds a depth-{} bug with probability >= 1/(n k^{}) "
           "= {:.3g}\n",
           r.agents, r.steps_estimate, o.depth, o.depth - 1, r.pct_bound);
     if (!r.counterexample) {
-      fmt::print("incomplete: no bug in {} {} runs (fuzzing proves nothing), {} transitions, {:.3f} s\n", r.runs, what,
-                 r.transitions, r.seconds);
+      print_out("incomplete: no bug in {} {} runs (fuzzing proves nothing), {} transitions, {:.3f} s\n", r.runs, what,
+                r.transitions, r.seconds);
       return;
     }
     CheckResult shown;
     shown.verdict = CheckVerdict::bug;
     shown.counterexample = r.counterexample;
     std::string report = format_report(shown, token);
-    fmt::print("{}", report.substr(0, report.rfind("bug: ")));  // the verdict line follows
+    print_out("{}", report.substr(0, report.rfind("bug: ")));  // the verdict line follows
     if (o.shrink)
-      fmt::print("shrunk:   {} preemptions (the failing run had {}){}\n", r.shrunk_preemptions, r.original_preemptions,
-                 cmd.keep_original ? fmt::format("; original: {}", original_token) : "");
-    fmt::print("bug: {}: {} run {} of {} (seed {} run {}), {} transitions, {:.3f} s\n",
-               to_string(r.counterexample->kind), what, *r.bug_run + 1, r.runs, o.seed, *r.bug_run, r.transitions,
-               r.seconds);
+      print_out("shrunk:   {} preemptions (the failing run had {}){}\n", r.shrunk_preemptions, r.original_preemptions,
+                cmd.keep_original ? fmt::format("; original: {}", original_token) : "");
+    print_out("bug: {}: {} run {} of {} (seed {} run {}), {} transitions, {:.3f} s\n",
+              to_string(r.counterexample->kind), what, *r.bug_run + 1, r.runs, o.seed, *r.bug_run, r.transitions,
+              r.seconds);
   }
 };
 }  // namespace
@@ -81,11 +81,10 @@ int CheckCommand::run_fuzz(const Registry& registry) {
   fuzzing.shrink = !no_shrink;
   if (fuzzing.runs == 0 && fuzzing.time_limit_s <= 0) return usage_error("--runs 0 needs a --time-limit");
   if (!json)
-    fmt::print("mbcheck check {}  {}  strategy={}{} runs={} seed={} jobs={}\n", protocol,
-               shape_line(program->options()), strategy,
-               fuzzing.kind == FuzzKind::pct ? fmt::format(" depth={}", fuzzing.depth) : "", fuzzing.runs, fuzzing.seed,
-               fuzzing.jobs);
-  std::fflush(stdout);
+    print_out("mbcheck check {}  {}  strategy={}{} runs={} seed={} jobs={}\n", protocol, shape_line(program->options()),
+              strategy, fuzzing.kind == FuzzKind::pct ? fmt::format(" depth={}", fuzzing.depth) : "", fuzzing.runs,
+              fuzzing.seed, fuzzing.jobs);
+  if (!flush_stdout()) return kExitUsage;  // the header did not go out: nor would the result
   Progress progress;
   progress.enabled = !quiet && !json && isatty(STDERR_FILENO);
   if (progress.enabled)

@@ -37,7 +37,7 @@ void print_search_json(const CheckCommand& cmd, BundledProgram& program, const C
     j["preemption_bound"] = result.preemption_bound;
     j["beyond_bound"] = s.bound_cut;
   }
-  fmt::print("{}\n", j.dump(2));
+  print_out("{}\n", j.dump(2));
 }
 }  // namespace
 
@@ -67,9 +67,11 @@ int CheckCommand::run_search(const Registry& registry) {
   if (!shard_spec.empty())
     if (const int code = setup_shard_dir(*program)) return code;
   if (!json)
-    fmt::print("mbcheck check {}  {}  strategy={}{} jobs={}\n", protocol, shape_line(program->options()), strategy,
-               strategy == "bounded" ? fmt::format(" preemptions={}", search.preemptions) : "", search.jobs);
-  std::fflush(stdout);
+    print_out("mbcheck check {}  {}  strategy={}{} jobs={}\n", protocol, shape_line(program->options()), strategy,
+              strategy == "bounded" ? fmt::format(" preemptions={}", search.preemptions) : "", search.jobs);
+  // The header goes out before the search: if stdout cannot take it, the result could not
+  // be written either, so the search is not run.
+  if (!flush_stdout()) return kExitUsage;
   Progress progress;
   progress.enabled = !quiet && !json && isatty(STDERR_FILENO);
   if (progress.enabled)
@@ -86,9 +88,9 @@ int CheckCommand::run_search(const Registry& registry) {
     print_search_json(*this, *program, result, token);
   } else {
     if (search.shard_count > 1)
-      fmt::print("shard {}/{}: this shard ran {} of the {} executions itself\n", search.shard_index + 1,
-                 search.shard_count, result.stats.own_executions, result.stats.executions);
-    fmt::print("{}", format_report(result, token));
+      print_out("shard {}/{}: this shard ran {} of the {} executions itself\n", search.shard_index + 1,
+                search.shard_count, result.stats.own_executions, result.stats.executions);
+    print_out("{}", format_report(result, token));
   }
   write_files(*program, result.counterexample, token);
   switch (result.verdict) {

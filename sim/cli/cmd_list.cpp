@@ -8,7 +8,7 @@
 namespace mbcheck::sim::cli {
 
 void ListCommand::add(CLI::App& parent) {
-  app = parent.add_subcommand("list", "list the bundled protocols, their shape flags and mutations");
+  app = parent.add_subcommand("list", "list the protocols, their shape flags and mutations");
   app->add_flag("--json", json, "print one JSON array instead of text");
 }
 
@@ -21,15 +21,15 @@ int ListCommand::run(const Registry& registry) const {
         options.push_back({{"name", o.name}, {"default", o.default_value}, {"help", o.help}});
       all.push_back({{"name", p.name}, {"summary", p.summary}, {"options", options}, {"mutations", p.mutations}});
     }
-    fmt::print("{}\n", all.dump(2));
+    print_out("{}\n", all.dump(2));
     return kExitOk;
   }
   for (const auto& p : registry.infos()) {
-    fmt::print("{}\n  {}\n  shape flags:\n", p.name, p.summary);
-    for (const auto& o : p.options) fmt::print("    --{:<18} {} (default {})\n", o.name, o.help, o.default_value);
-    fmt::print("  mutations:");
-    for (const auto& m : p.mutations) fmt::print(" {}", m);
-    fmt::print("\n");
+    print_out("{}\n  {}\n  shape flags:\n", p.name, p.summary);
+    for (const auto& o : p.options) print_out("    --{:<18} {} (default {})\n", o.name, o.help, o.default_value);
+    print_out("  mutations:");
+    for (const auto& m : p.mutations) print_out(" {}", m);
+    print_out("\n");
   }
   return kExitOk;
 }

@@ -45,25 +45,24 @@ int MergeCommand::run() const {
                         {"redundant", m.redundant},
                         {"shards", inputs.size()},
                         {"own_executions_total", m.own_total}};
-    fmt::print("{}\n", j.dump(2));
+    print_out("{}\n", j.dump(2));
     return code;
   }
   const std::string strategy = inputs.front().json.value("strategy", "");
   if (strategy == "random" || strategy == "pct")
-    fmt::print(
+    print_out(
         "merged {} shard results of mbcheck check {}: runs by each: {} (the bug of the lowest run index "
         "is the campaign's)\n",
         inputs.size(), m.protocol, m.shares);
   else
-    fmt::print(
+    print_out(
         "merged {} shard results of mbcheck check {}: executions run by each: {} ({} in all; the "
         "stretches between waves run in every shard)\n",
         inputs.size(), m.protocol, m.shares, m.own_total);
-  if (m.verdict == "bug") fmt::print("replay:  {}\n", m.replay);
+  if (m.verdict == "bug") print_out("replay:  {}\n", m.replay);
   // The verdict line of the unsharded search, without its time.
-  fmt::print("{}{}: {} executions, {} transitions, {} blocked, {} redundant\n", m.verdict,
-             m.verdict == "bug" ? fmt::format(": {}", m.kind) : "", m.executions, m.transitions, m.blocked,
-             m.redundant);
+  print_out("{}{}: {} executions, {} transitions, {} blocked, {} redundant\n", m.verdict,
+            m.verdict == "bug" ? fmt::format(": {}", m.kind) : "", m.executions, m.transitions, m.blocked, m.redundant);
   return code;
 }
 

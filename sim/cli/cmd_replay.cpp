@@ -52,11 +52,12 @@ int ReplayCommand::run(const Registry& registry) {
   } catch (const TokenError& e) {
     return usage_error(fmt::format("malformed replay token: {}", e.what()));
   }
-  auto program = registry.make(token.protocol, token.options);
+  // With the crash reporter's signal handlers: a crash replays as a crash verdict.
+  auto program = make_reported(registry, token.protocol, token.options);
   const std::string title = fmt::format("{} {} (replay)", token.protocol, shape_line(program->options()));
   if (!json)
-    fmt::print("mbcheck replay {}  {}  ({} steps recorded)\n", token.protocol, shape_line(program->options()),
-               token.schedule.size());
+    print_out("mbcheck replay {}  {}  ({} steps recorded)\n", token.protocol, shape_line(program->options()),
+              token.schedule.size());
   Runtime rt;
   ReplayStrategy strategy(token.schedule);
   RunLimits limits;
@@ -65,7 +66,7 @@ int ReplayCommand::run(const Registry& registry) {
   Outcome out = rt.execute(*program, strategy, limits);
   if (!json)
     for (const auto& t : rt.trace())
-      fmt::print("#{:<5} {}: {}{}\n", t.step, t.who, t.what, t.where.empty() ? "" : fmt::format("  ({})", t.where));
+      print_out("#{:<5} {}: {}{}\n", t.step, t.who, t.what, t.where.empty() ? "" : fmt::format("  ({})", t.where));
   // A schedule that names an agent the protocol does not have (the search's own "pruned"
   // stop included), or that the execution does not follow, does not fit the protocol.
   if (out.verdict == Verdict::pruned || (out.verdict != Verdict::diverged && !strategy.finished())) {
@@ -91,7 +92,7 @@ int ReplayCommand::run(const Registry& registry) {
         {"replay", replay}};
     const VisualInput drawn = visual_input(out, rt.trace(), title, replay);
     j["counterexample"] = nlohmann::json::parse(counterexample_json(drawn));
-    fmt::print("{}\n", j.dump(2));
+    print_out("{}\n", j.dump(2));
     if (visuals.wanted()) (void)visuals.write(drawn);
     return out.verdict == Verdict::completed ? kExitOk : kExitBug;
   }

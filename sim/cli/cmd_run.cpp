@@ -12,7 +12,8 @@ namespace mbcheck::sim::cli {
 
 void RunCommand::add(CLI::App& parent, const Registry& registry) {
   app = parent.add_subcommand("run", "run one execution of a protocol under a seeded random schedule");
-  app->add_option("protocol", protocol, "a bundled protocol (see `mbcheck list`)")->required();
+  app->add_option("protocol", protocol, fmt::format("the protocol (`{} list` shows them)", parent.get_name()))
+      ->required();
   app->add_flag("--token", token, "print the replay token also when the execution is correct");
   app->add_option("--seed", seed, "seed of the random schedule")->check(kWholeNumber)->capture_default_str();
   app->add_option("--max-steps", max_steps, "give up after this many steps (0: no limit)")
@@ -26,7 +27,7 @@ int RunCommand::run(const Registry& registry) {
   if (!visuals.check_paths()) return kExitUsage;
   if (max_steps == 0) max_steps = std::numeric_limits<std::uint64_t>::max();
   auto program = make_reported(registry, protocol, flags.given());
-  fmt::print("mbcheck run {}  {}  seed={}\n", protocol, shape_line(program->options()), seed);
+  print_out("mbcheck run {}  {}  seed={}\n", protocol, shape_line(program->options()), seed);
   Runtime rt;
   RandomStrategy strategy(seed);
   RunLimits limits;

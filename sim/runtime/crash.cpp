@@ -162,12 +162,28 @@ const Agent* overflowed_agent(const Runtime& rt, std::uintptr_t addr, std::uintp
   return nullptr;
 }
 
+// A fault in protocol code on its thread's fiber (or that fiber's stack overflowing) goes
+// back to the thread's landing (Runtime::run_thread_main), which ends the execution as a
+// crash verdict: the fiber's state is Boost's own (nothing was switched), only the protocol
+// frames are abandoned. Not a fault in the runtime's code (its state may be half-changed)
+// nor off the fiber: those are reported below and end the process.
+void land_in_protocol(const Runtime& rt, int sig, const Agent* overflow, std::uintptr_t sp) {
+  const Agent* a = rt.running_agent();
+  if (!a || !a->can_land || !rt.in_protocol_code()) return;
+  auto& landing = const_cast<Agent*>(a)->landing;  // the runtime's own agent, as the runtime holds it
+  if (overflow == a) siglongjmp(landing, -sig);
+  const auto lo = reinterpret_cast<std::uintptr_t>(a->stack_lo), hi = reinterpret_cast<std::uintptr_t>(a->stack_hi);
+  if (!overflow && sp >= lo && sp < hi) siglongjmp(landing, sig);
+}
+
 extern "C" void on_fatal_signal(int sig, siginfo_t* info, void* context) {
-  if (const Runtime* rt = Runtime::current_or_null(); rt && claim_report()) {
+  const Runtime* rt = Runtime::current_or_null();
+  const Agent* overflow = rt && sig == SIGSEGV ? overflowed_agent(*rt, reinterpret_cast<std::uintptr_t>(info->si_addr),
+                                                                  interrupted_stack_pointer(context))
+                                               : nullptr;
+  if (rt) land_in_protocol(*rt, sig, overflow, interrupted_stack_pointer(context));  // returns if it cannot
+  if (rt && claim_report()) {
     Writer w;
-    const Agent* overflow = sig == SIGSEGV ? overflowed_agent(*rt, reinterpret_cast<std::uintptr_t>(info->si_addr),
-                                                              interrupted_stack_pointer(context))
-                                           : nullptr;
     if (overflow) {
       w.put("\nmbcheck: stack overflow in ");
       put_agent(w, *rt, *overflow);
@@ -288,6 +304,19 @@ Watchdog& watchdog() {
   return *wd;
 }
 
+// "spec/kernels/x.hpp:97", as source_path writes it but without allocating (the watched
+// thread may be stuck inside the allocator).
+void put_site(Writer& w, const CallSite& site) {
+  const char* file = site.file ? site.file : "";
+#ifdef MBCHECK_SOURCE_DIR
+  if (std::strncmp(file, MBCHECK_SOURCE_DIR, std::strlen(MBCHECK_SOURCE_DIR)) == 0)
+    file += std::strlen(MBCHECK_SOURCE_DIR);
+#endif
+  w.put(file);
+  w.put(":");
+  w.put(site.line);
+}
+
 // Called with the watchdog's lock held. Formats from the runtime's state (its thread is
 // inside protocol code and touches none of it), then checks that it has not moved on.
 void report_hang(const Runtime& rt, std::uint64_t ticks, double limit) {
@@ -304,7 +333,11 @@ void report_hang(const Runtime& rt, std::uint64_t ticks, double limit) {
   w.put(seconds);
   w.put(" s without a visible operation, load or store, at step ");
   w.put(rt.steps());
-  w.put(" (an endless loop? raise RunLimits::watchdog_seconds if it is only slow); replay: ");
+  if (const Agent* a = rt.running_agent(); a && a->site.line > 0) {
+    w.put(", since its operation at ");
+    put_site(w, a->site);
+  }
+  w.put(" (an endless loop? if it is only slow, raise --watchdog SECONDS; 0: no limit); replay: ");
   put_replay(w, rt, "");
   w.put("\n");
   if (rt.progress_ticks() != ticks || !rt.in_protocol_code()) {
@@ -430,6 +463,12 @@ std::optional<std::string> stack_size_error(std::size_t bytes) {
 
 std::size_t default_stack_bytes() { return g_default_stack_bytes.load(std::memory_order_relaxed); }
 
+namespace {
+std::atomic<double> g_default_watchdog_s{10};
+}
+double default_watchdog_seconds() { return g_default_watchdog_s.load(std::memory_order_relaxed); }
+void set_default_watchdog_seconds(double seconds) { g_default_watchdog_s.store(seconds, std::memory_order_relaxed); }
+
 void set_default_stack_bytes(std::size_t bytes) {
   if (auto err = stack_size_error(bytes)) throw std::invalid_argument(*err);
   g_default_stack_bytes.store(bytes, std::memory_order_relaxed);
@@ -515,6 +554,44 @@ void unwatch(const Runtime& rt) {
   Watchdog& wd = watchdog();
   std::lock_guard lock(wd.mu);
   std::erase_if(wd.watched, [&](const Watchdog::Entry& e) { return e.rt == &rt; });
+}
+
+// ---------------------------------------------------------------------------------------
+
+// The thread's protocol code. A fatal signal in it (or its stack overflowing) lands back here
+// from the signal handler (crash.cpp), its frames abandoned, and ends the execution as a crash
+// like any other bug. `how`: the signal, negated for a stack overflow.
+bool Runtime::run_thread_main(Agent& a) {
+  struct Landed {  // however it leaves (a return, an exception), it can land no more
+    Agent& a;
+    ~Landed() { a.can_land = false; }
+  } landed{a};
+  // 0: no signal mask saved (a system call per thread and execution); the signal that landed
+  // is unblocked below instead.
+  if (const int how = sigsetjmp(a.landing, 0)) {
+    a.can_land = false;  // a fault from here on is the runtime's own: reported, fatal
+    sigset_t delivered;
+    sigemptyset(&delivered);
+    sigaddset(&delivered, how < 0 ? -how : how);
+    pthread_sigmask(SIG_UNBLOCK, &delivered, nullptr);
+    // The abandoned frames' redzones would stay poisoned for AddressSanitizer (a no-op otherwise).
+    const unsigned char here = 0;
+    if (a.stack_lo && &here > a.stack_lo)
+      asan_fibers::unpoison(a.stack_lo, static_cast<std::size_t>(&here - a.stack_lo));
+    if (outcome_.culprits.empty()) outcome_.culprits = {a.id};
+    // Still "in protocol code" until fiber_main leaves it: should the allocator be unusable
+    // (a crash inside it, holding its lock), the watchdog ends the process.
+    end(Verdict::crash,
+        how < 0
+            ? fmt::format("stack overflow in {}: protocol code needed more than its fiber stack of {} bytes (a "
+                          "large local array or deep recursion?); raise it with --stack-size",
+                          describe_agent(a.id), limits_.stack_bytes)
+            : fmt::format("{} crashed in protocol code: {} (signal {})", describe_agent(a.id), strsignal(how), how));
+    return false;
+  }
+  a.can_land = true;
+  program_->thread_main();
+  return true;
 }
 
 }  // namespace mbcheck::sim

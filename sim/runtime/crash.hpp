@@ -1,11 +1,17 @@
-// Protocol code that breaks the process, and what is printed before it dies:
-//   * a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): the schedule so far as a
-//     replay token, then the signal's default action (the process dies of that signal);
-//   * a fault in the guard region below a fiber stack: "stack overflow in thread N", exit 1;
+// Protocol code that breaks the process:
+//   * a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT: a wild pointer, a failed
+//     assert) in protocol code on its thread's fiber, or that fiber's stack overflowing: the
+//     handler jumps back to the thread's landing (Runtime::run_thread_main), which ends the
+//     execution with Verdict::crash, a bug like any other (its report, --json, --sarif, exit 1);
+// and what is printed before the process dies, for what cannot be a verdict:
+//   * a fatal signal elsewhere (the runtime's own code, off the fibers): the schedule so far as
+//     a replay token, then the signal's default action (the process dies of that signal);
+//   * a fault in the guard region below a fiber stack outside protocol code: "stack overflow
+//     in thread N", exit 1;
 //   * exit() or quick_exit() called by protocol code: the thread and the step, exit 1;
-//   * a thread running protocol code for longer than RunLimits::watchdog_seconds without
-//     calling into the runtime (no visible operation, load or store): the watchdog names it,
-//     exit 1.
+//   * a thread running protocol code for longer than RunLimits::watchdog_seconds (the CLI's
+//     --watchdog) without calling into the runtime (no visible operation, load or store): the
+//     watchdog names it and the source line of its last operation, exit 1.
 // Exit status 1 is mbcheck's "bug found" (sim/main.cpp): each of these is a bug of the
 // protocol, and the process cannot go on to print a verdict. Each report ends with the
 // replay token of the schedule so far.

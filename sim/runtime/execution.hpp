@@ -33,6 +33,7 @@ enum class Verdict : std::uint8_t {
   assertion,   // P::check failed, or the output differs from the reference
   lifetime,    // a CTA can exit while a peer still arrives on its barriers or touches its smem
   exception,   // protocol code threw
+  crash,       // protocol code died of a fatal signal (a wild pointer, abort()) or overflowed its stack
   step_limit,  // more steps than allowed
   diverged,    // replay: the protocol did not do what the schedule recorded
   pruned,      // the strategy stopped the execution (redundant for the search): not a bug
@@ -157,6 +158,10 @@ void set_default_stack_bytes(std::size_t bytes);  // throws std::invalid_argumen
 // Why `bytes` is not a valid fiber stack size (a multiple of the page size, 16 KiB to
 // 16 MiB), or nullopt.
 std::optional<std::string> stack_size_error(std::size_t bytes);
+// The watchdog limit every RunLimits starts with: 10 s unless set (the CLI's --watchdog, so
+// that the search, the shrinker and every replay run under the same one; 0: none).
+double default_watchdog_seconds();
+void set_default_watchdog_seconds(double seconds);
 
 struct RunLimits {
   std::uint64_t max_steps = 10'000'000;
@@ -172,7 +177,7 @@ struct RunLimits {
   // (no visible operation, P::load or P::store: a loop that max_accesses_per_step cannot
   // end): past it a watchdog names the thread and ends the process with status 1
   // (sim/runtime/crash.hpp). 0: no limit.
-  double watchdog_seconds = 10;
+  double watchdog_seconds = default_watchdog_seconds();
 };
 
 // Program::reset() threw: the harness, not a schedule, is broken (execute() throws this).

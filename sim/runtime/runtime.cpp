@@ -291,10 +291,11 @@ void Runtime::fiber_main(AgentId id) {
   try {
     if (!over_) {
       to_protocol();
-      program_->thread_main();
-      perform_deferred_try();  // a try nothing waited on still happened before the exit
-      named_barrier_exit();
-      cluster_barrier_exit();
+      if (run_thread_main(a)) {
+        perform_deferred_try();  // a try nothing waited on still happened before the exit
+        named_barrier_exit();
+        cluster_barrier_exit();
+      }
     }
   } catch (const Aborted&) {
   } catch (const std::exception& e) {

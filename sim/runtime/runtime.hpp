@@ -28,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <csetjmp>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -80,6 +81,10 @@ struct Agent {
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
   std::int64_t cluster_arrived = -1;
   const unsigned char* stack_top = nullptr;  // where its fiber's frames begin
+  // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
+  // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
+  sigjmp_buf landing{};
+  bool can_land = false;
   // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
   const unsigned char* stack_lo = nullptr;
   const unsigned char* stack_hi = nullptr;
@@ -482,6 +487,7 @@ class Runtime {
   std::uint32_t intern_site(const CallSite& site);
   Outcome::Located located(const CallSite& site, std::string text) const;
   void fiber_main(AgentId id);
+  bool run_thread_main(Agent& a);  // false: it crashed (Verdict::crash)
   // Barrier 0 (sim/runtime/block_sync.cpp).
   std::uint32_t block_thread_count() const;
   bool block_arrived(const CtaInfo& cta, AgentId id) const;
