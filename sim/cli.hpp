@@ -22,7 +22,7 @@ namespace mbcheck::sim::cli {
 // mutations, and how to build it from the flags given (throw ShapeError for a bad value).
 struct ProtocolEntry {
   ProtocolInfo info;
-  std::function<std::unique_ptr<BundledProgram>(const std::map<std::string, std::string>& options)> make;
+  std::function<std::unique_ptr<CliProgram>(const std::map<std::string, std::string>& options)> make;
 };
 
 // The bundled protocols (sim/protocols/protocols.hpp) as entries.

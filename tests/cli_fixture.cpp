@@ -32,7 +32,7 @@ int* volatile g_null = nullptr;
 // A real fault, not stopped first by the UBSan of the debug preset.
 __attribute__((no_sanitize("undefined"))) void store_through(int* p) { *p = 1; }
 
-class Fixture final : public BundledProgram {
+class Fixture final : public CliProgram {
  public:
   explicit Fixture(const std::map<std::string, std::string>& given) {
     for (const auto& o : kInfo.options) options_[o.name] = o.default_value;
@@ -73,6 +73,6 @@ class Fixture final : public BundledProgram {
 
 int main(int argc, char** argv) {
   return cli::main(argc, argv, {{kInfo, [](const std::map<std::string, std::string>& o) {
-                                   return std::unique_ptr<BundledProgram>(std::make_unique<Fixture>(o));
+                                   return std::unique_ptr<CliProgram>(std::make_unique<Fixture>(o));
                                  }}});
 }

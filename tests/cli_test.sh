@@ -100,9 +100,32 @@ traced=$(grep -c '^#' "$tmp/out")
 printf '%s\n' "$token" >"$tmp/token.txt"
 expect 1 "verdict: bug: deadlock" -- replay --replay-file "$tmp/token.txt"
 
-# A token for another shape does not replay silently: the divergence is reported.
+# A token for another shape does not replay silently: the divergence is reported, as a
+# result (exit 1), after the steps that fitted.
 wrong=$(printf "%s" "$token" | sed "s/threads-per-warp=32/threads-per-warp=16/")
-expect 2 "the token does not fit" -- replay "$wrong"
+expect 1 "diverged: at step" -- replay "$wrong"
+# A token cut short (a whole number of schedule entries, so it still decodes) is diverged too,
+# at the step where its schedule ends, not an agent number out of range.
+cat >"$tmp/cut_token.py" <<'PY'
+import base64, sys
+head, sched = sys.argv[1].rsplit(":", 1)
+raw = base64.urlsafe_b64decode(sched + "=" * (-len(sched) % 4))
+nums, v, shift = [], 0, 0
+for b in raw:
+    v |= (b & 0x7F) << shift
+    shift += 7
+    if not b & 0x80:
+        nums.append(v); v, shift = 0, 0
+out = bytearray()
+for n in nums[: len(nums) // 4 * 2]:  # half of the (agent, repeat) pairs
+    while True:
+        out.append((n & 0x7F) | (0x80 if n >= 0x80 else 0)); n >>= 7
+        if not n: break
+print(head + ":" + base64.urlsafe_b64encode(bytes(out)).decode().rstrip("="))
+PY
+short=$(python3 "$tmp/cut_token.py" "$token")
+expect 1 "the schedule ends at step" -- replay "$short"
+grep -q "4294967295" "$tmp/out" && { echo "FAIL: a short token names agent 4294967295"; failures=$((failures + 1)); }
 # An agent the protocol does not have (the search's internal stop among them) does not fit either.
 expect_usage "the schedule names agent 4294967294, which no execution has" replay 'mb1:readers:n=2:_v___w8B'
 # --json for replay (the steps in check's counterexample schema), list and merge; a correct
@@ -429,6 +452,21 @@ validate() {  # validate <definition> <file>
 for f in v_bug:check v_ok:check v_bounded:check shard1:check k1:check v_pct:fuzz v_random:fuzz fz1:fuzz \
          v_replay:replay v_list:list v_merge:merge v_merge_fuzz:merge; do
   validate "${f#*:}" "$tmp/${f%%:*}.json"
+done
+# The schema as a whole accepts each command's output and refuses documents that match no
+# command's definition: an unknown verdict, a missing execution count, a count as a string.
+for f in v_bug v_pct v_replay v_list v_merge; do validate top "$tmp/$f.json"; done
+python3 - "$tmp" <<'PY'
+import json, sys
+ok = json.load(open(sys.argv[1] + "/v_ok.json"))
+bad = [dict(ok, verdict="foo"), {k: v for k, v in ok.items() if k != "executions"}, dict(ok, executions="12")]
+for i, doc in enumerate(bad):
+    json.dump(doc, open(f"{sys.argv[1]}/top_bad{i}.json", "w"))
+PY
+for i in 0 1 2; do
+  python3 "$(dirname "$0")/validate_json.py" "$schema" top "$tmp/top_bad$i.json" >/dev/null &&
+    { echo "FAIL: the schema accepted top_bad$i.json"; failures=$((failures + 1)); } ||
+    echo "ok:   the schema as a whole refuses top_bad$i.json"
 done
 sed 's/"executions": [0-9]*/"executions": -4/' "$tmp/v_ok.json" >"$tmp/v_bad.json"
 python3 "$(dirname "$0")/validate_json.py" "$schema" check "$tmp/v_bad.json" >/dev/null &&

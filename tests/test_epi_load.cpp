@@ -10,7 +10,7 @@
 using namespace mbcheck::sim;
 
 namespace {
-Outcome run_seed(BundledProgram& prog, Runtime& rt, std::uint64_t seed) {
+Outcome run_seed(CliProgram& prog, Runtime& rt, std::uint64_t seed) {
   RandomStrategy s(seed);
   return rt.execute(prog, s);
 }

@@ -30,7 +30,7 @@ unsigned whole(const std::map<std::string, std::string>& o, const char* key, uns
   return out;
 }
 
-class HandoffProgram final : public BundledProgram {
+class HandoffProgram final : public CliProgram {
  public:
   explicit HandoffProgram(const std::map<std::string, std::string>& given) {
     for (const auto& o : kHandoff.options) options_[o.name] = o.default_value;
@@ -73,6 +73,6 @@ class HandoffProgram final : public BundledProgram {
 
 int main(int argc, char** argv) {
   return cli::main(argc, argv, {{kHandoff, [](const std::map<std::string, std::string>& o) {
-                                   return std::unique_ptr<BundledProgram>(std::make_unique<HandoffProgram>(o));
+                                   return std::unique_ptr<CliProgram>(std::make_unique<HandoffProgram>(o));
                                  }}});
 }

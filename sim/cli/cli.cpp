@@ -36,8 +36,8 @@ std::vector<ProtocolInfo> Registry::infos() const {
   return out;
 }
 
-std::unique_ptr<BundledProgram> Registry::make(const std::string& name,
-                                               const std::map<std::string, std::string>& options) const {
+std::unique_ptr<CliProgram> Registry::make(const std::string& name,
+                                           const std::map<std::string, std::string>& options) const {
   for (const auto& e : entries_)
     if (e.info.name == name) return e.make(options);
   std::string known;
@@ -46,8 +46,8 @@ std::unique_ptr<BundledProgram> Registry::make(const std::string& name,
       fmt::format("unknown protocol '{}' (known: {})", name.substr(0, 60) + (name.size() > 60 ? "..." : ""), known));
 }
 
-std::unique_ptr<BundledProgram> make_reported(const Registry& registry, const std::string& protocol,
-                                              const std::map<std::string, std::string>& options) {
+std::unique_ptr<CliProgram> make_reported(const Registry& registry, const std::string& protocol,
+                                          const std::map<std::string, std::string>& options) {
   auto program = registry.make(protocol, options);
   install_crash_reporter(
       [protocol, shape = program->options()](const std::vector<AgentId>& s) {

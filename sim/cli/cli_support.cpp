@@ -30,7 +30,7 @@ std::string shape_line(const std::map<std::string, std::string>& options) {
 }
 
 // Prints one execution's result; returns the exit code.
-int report(const std::string& protocol, BundledProgram& program, const Outcome& out, bool print_token_always) {
+int report(const std::string& protocol, CliProgram& program, const Outcome& out, bool print_token_always) {
   if (out.verdict == Verdict::step_limit) {
     // Past --max-steps the execution proves nothing either way.
     print_out("verdict: incomplete: step-limit\n");
@@ -55,7 +55,7 @@ int report(const std::string& protocol, BundledProgram& program, const Outcome& 
 
 // The fields --json shares between every strategy: what was checked, the verdict, and the
 // counterexample (schema in README "Pictures and JSON").
-nlohmann::json result_json(const std::string& protocol, BundledProgram& program, const std::string& strategy,
+nlohmann::json result_json(const std::string& protocol, CliProgram& program, const std::string& strategy,
                            CheckVerdict verdict, const std::optional<Counterexample>& cex, const std::string& token) {
   nlohmann::json j;
   j["protocol"] = protocol;

@@ -82,11 +82,11 @@ std::optional<std::string> foreign_shape_flag(const CLI::App& app, const CLI::Ap
 
 // Prints one execution's result (the replay token of a correct one only if asked); returns
 // the exit code.
-int report(const std::string& protocol, BundledProgram& program, const Outcome& out, bool print_token_always = false);
+int report(const std::string& protocol, CliProgram& program, const Outcome& out, bool print_token_always = false);
 
 // The fields --json shares between every strategy: what was checked, the verdict, and the
 // counterexample (schema in README "Pictures and JSON").
-nlohmann::json result_json(const std::string& protocol, BundledProgram& program, const std::string& strategy,
+nlohmann::json result_json(const std::string& protocol, CliProgram& program, const std::string& strategy,
                            CheckVerdict verdict, const std::optional<Counterexample>& cex, const std::string& token);
 
 // A progress line on stderr, rewritten in place: only on a terminal, only after a second.

@@ -151,7 +151,7 @@ int CheckCommand::parse_shard() {
   return 0;
 }
 
-void CheckCommand::write_files(BundledProgram& program, const std::optional<Counterexample>& counterexample,
+void CheckCommand::write_files(CliProgram& program, const std::optional<Counterexample>& counterexample,
                                const std::string& token) const {
   if (counterexample) {  // a failed write says so on stderr; the exit code stays the verdict's
     (void)visuals.write(program, counterexample->schedule,

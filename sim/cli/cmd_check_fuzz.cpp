@@ -14,7 +14,7 @@ namespace mbcheck::sim::cli {
 namespace {
 struct FuzzReport {
   const CheckCommand& cmd;
-  BundledProgram& program;
+  CliProgram& program;
   const FuzzResult& r;
   std::string token, original_token;
 

@@ -15,7 +15,7 @@
 namespace mbcheck::sim::cli {
 
 namespace {
-void print_search_json(const CheckCommand& cmd, BundledProgram& program, const CheckResult& result,
+void print_search_json(const CheckCommand& cmd, CliProgram& program, const CheckResult& result,
                        const std::string& token) {
   const ExploreStats& s = result.stats;
   nlohmann::json j = result_json(cmd.protocol, program, cmd.strategy, result.verdict, result.counterexample, token);
@@ -41,7 +41,7 @@ void print_search_json(const CheckCommand& cmd, BundledProgram& program, const C
 }
 }  // namespace
 
-int CheckCommand::setup_shard_dir(const BundledProgram& program) {
+int CheckCommand::setup_shard_dir(const CliProgram& program) {
   search.shard_index = shard_i - 1;
   search.shard_count = shard_n;
   search.shard_dir = shard_dir;

@@ -74,17 +74,22 @@ int ReplayCommand::run(const Registry& registry) {
     out.message =
         fmt::format("the execution ended after {} steps but the token records {}", out.steps, token.schedule.size());
   }
-  if (out.verdict == Verdict::diverged)
-    return usage_error(
-        fmt::format("the token does not fit {} {}: {} (a token of another shape or protocol, or "
-                    "protocol code that does not repeat itself)",
-                    token.protocol, shape_line(program->options()), out.message));
+  // A token that does not fit (cut short, from before a fix, of another shape) is a result,
+  // not a usage error: the steps that did fit were printed, then where it went elsewhere.
+  const bool diverged = out.verdict == Verdict::diverged;
+  if (diverged)
+    out.message = fmt::format(
+        "{} (a token of another shape or protocol, cut short, from before a change to the "
+        "protocol, or protocol code that does not repeat itself)",
+        out.message);
   const std::string replay = encode_token(token);
   if (json) {
     nlohmann::json j = {
         {"protocol", token.protocol},
         {"options", program->options()},
-        {"verdict", out.verdict == Verdict::completed ? "ok" : "bug"},
+        {"verdict", out.verdict == Verdict::completed ? "ok"
+                    : diverged                        ? "diverged"
+                                                      : "bug"},
         {"kind", out.verdict == Verdict::completed ? nlohmann::json() : nlohmann::json(to_string(out.verdict))},
         {"cause", out.message},
         {"details", out.details},
@@ -95,6 +100,10 @@ int ReplayCommand::run(const Registry& registry) {
     print_out("{}\n", j.dump(2));
     if (visuals.wanted()) (void)visuals.write(drawn);
     return out.verdict == Verdict::completed ? kExitOk : kExitBug;
+  }
+  if (diverged) {
+    print_out("diverged: at step {}: {}\n", out.steps, out.message);
+    return kExitBug;
   }
   const int code = report(token.protocol, *program, out, true);
   if (visuals.wanted() && !visuals.write(visual_input(out, rt.trace(), title, replay)))

@@ -31,8 +31,7 @@ class Registry {
   explicit Registry(const std::vector<ProtocolEntry>& entries) : entries_(entries) {}
   std::vector<ProtocolInfo> infos() const;
   // Throws ShapeError naming the known protocols.
-  std::unique_ptr<BundledProgram> make(const std::string& name,
-                                       const std::map<std::string, std::string>& options) const;
+  std::unique_ptr<CliProgram> make(const std::string& name, const std::map<std::string, std::string>& options) const;
 
  private:
   const std::vector<ProtocolEntry>& entries_;
@@ -67,10 +66,10 @@ struct CheckCommand {
   int parse_shard();
   int run_fuzz(const Registry& registry);
   int run_search(const Registry& registry);
-  int setup_shard_dir(const BundledProgram& program);
+  int setup_shard_dir(const CliProgram& program);
   // --html / --trace / --sarif after a search or a fuzzing campaign: the counterexample's
   // execution, or (no counterexample) a SARIF file with no results.
-  void write_files(BundledProgram& program, const std::optional<Counterexample>& counterexample,
+  void write_files(CliProgram& program, const std::optional<Counterexample>& counterexample,
                    const std::string& token) const;
 };
 
@@ -108,8 +107,8 @@ struct MergeCommand {
 
 // The protocol a command runs, with the crash reporter set to name its schedules (a crash,
 // a stack overflow or the watchdog prints a replay token of this protocol and options).
-std::unique_ptr<BundledProgram> make_reported(const Registry& registry, const std::string& protocol,
-                                              const std::map<std::string, std::string>& options);
+std::unique_ptr<CliProgram> make_reported(const Registry& registry, const std::string& protocol,
+                                          const std::map<std::string, std::string>& options);
 
 // --shard auto (or auto/N) from the batch scheduler's environment: "i/n", or "" with `why`.
 std::string resolve_shard_spec(const std::string& spec, std::string* why);

@@ -48,7 +48,7 @@ constexpr Fn kKernels[] = {kernel<1>, kernel<2>, kernel<3>, kernel<4>, kernel<5>
 constexpr std::uint32_t (*kSmem[])(const ClusterGemmParams&) = {smem<1>, smem<2>, smem<3>, smem<4>,
                                                                 smem<5>, smem<6>, smem<7>, smem<8>};
 
-class ClusterGemmProgram final : public BundledProgram {
+class ClusterGemmProgram final : public CliProgram {
  public:
   explicit ClusterGemmProgram(const std::map<std::string, std::string>& given) {
     OptionReader r(kClusterGemm, given);
@@ -164,7 +164,7 @@ class ClusterGemmProgram final : public BundledProgram {
 
 }  // namespace
 
-std::unique_ptr<BundledProgram> make_cluster_gemm(const std::map<std::string, std::string>& options) {
+std::unique_ptr<CliProgram> make_cluster_gemm(const std::map<std::string, std::string>& options) {
   return std::make_unique<ClusterGemmProgram>(options);
 }
 

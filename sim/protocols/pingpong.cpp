@@ -44,7 +44,7 @@ constexpr std::uint32_t (*kSmem[])(const PingPongParams&) = {pingpong_smem<1>, p
                                                              pingpong_smem<4>, pingpong_smem<5>, pingpong_smem<6>,
                                                              pingpong_smem<7>, pingpong_smem<8>};
 
-class PingPongProgram final : public BundledProgram {
+class PingPongProgram final : public CliProgram {
  public:
   explicit PingPongProgram(const std::map<std::string, std::string>& given) {
     OptionReader r(kPingPong, given);
@@ -117,7 +117,7 @@ class PingPongProgram final : public BundledProgram {
 
 }  // namespace
 
-std::unique_ptr<BundledProgram> make_pingpong(const std::map<std::string, std::string>& options) {
+std::unique_ptr<CliProgram> make_pingpong(const std::map<std::string, std::string>& options) {
   return std::make_unique<PingPongProgram>(options);
 }
 

@@ -61,7 +61,7 @@ constexpr std::uint32_t (*kEpiLoadSmem[])(const ResidualAddParams&) = {
     epi_load_smem<1>, epi_load_smem<2>, epi_load_smem<3>, epi_load_smem<4>,
     epi_load_smem<5>, epi_load_smem<6>, epi_load_smem<7>, epi_load_smem<8>};
 
-class EpiLoadProgram final : public BundledProgram {
+class EpiLoadProgram final : public CliProgram {
  public:
   explicit EpiLoadProgram(const std::map<std::string, std::string>& given) {
     OptionReader r(kEpiLoad, given);
@@ -191,7 +191,7 @@ const ProtocolInfo kOrderingBug{"ordering-bug",
                                 {{"n", "20", "steps of thread 1 before it reads the flag"}},
                                 {}};
 
-class ClassicProgram final : public BundledProgram {
+class ClassicProgram final : public CliProgram {
  public:
   ClassicProgram(const ProtocolInfo& info, const std::map<std::string, std::string>& given) : info_(info) {
     OptionReader r(info, given);
@@ -235,7 +235,7 @@ const ProtocolInfo kTmaStore{
     {"missing-proxy-fence", "skip-read-wait"},
 };
 
-class TmaStoreProgram final : public BundledProgram {
+class TmaStoreProgram final : public CliProgram {
  public:
   explicit TmaStoreProgram(const std::map<std::string, std::string>& given) {
     OptionReader r(kTmaStore, given);
@@ -314,7 +314,7 @@ constexpr std::uint32_t (*kTmaMainloopSmem[])(const TmaMainloopParams&) = {
     tma_mainloop_smem<1>, tma_mainloop_smem<2>, tma_mainloop_smem<3>, tma_mainloop_smem<4>,
     tma_mainloop_smem<5>, tma_mainloop_smem<6>, tma_mainloop_smem<7>, tma_mainloop_smem<8>};
 
-class TmaPipelineProgram final : public BundledProgram {
+class TmaPipelineProgram final : public CliProgram {
  public:
   explicit TmaPipelineProgram(const std::map<std::string, std::string>& given) {
     OptionReader r(kTmaPipeline, given);
@@ -377,10 +377,10 @@ class TmaPipelineProgram final : public BundledProgram {
 
 // sim/protocol_pingpong.cpp
 extern const ProtocolInfo kPingPong;
-std::unique_ptr<BundledProgram> make_pingpong(const std::map<std::string, std::string>& options);
+std::unique_ptr<CliProgram> make_pingpong(const std::map<std::string, std::string>& options);
 // sim/protocol_cluster_gemm.cpp
 extern const ProtocolInfo kClusterGemm;
-std::unique_ptr<BundledProgram> make_cluster_gemm(const std::map<std::string, std::string>& options);
+std::unique_ptr<CliProgram> make_cluster_gemm(const std::map<std::string, std::string>& options);
 
 const std::vector<ProtocolInfo>& bundled_protocols() {
   static const std::vector<ProtocolInfo> all{kEpiLoad,  kTmaPipeline, kPingPong, kClusterGemm,
@@ -388,8 +388,7 @@ const std::vector<ProtocolInfo>& bundled_protocols() {
   return all;
 }
 
-std::unique_ptr<BundledProgram> make_protocol(const std::string& name,
-                                              const std::map<std::string, std::string>& options) {
+std::unique_ptr<CliProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options) {
   if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
   if (name == kTmaPipeline.name) return std::make_unique<TmaPipelineProgram>(options);
   if (name == kPingPong.name) return make_pingpong(options);

@@ -29,17 +29,19 @@ struct ProtocolInfo {
   std::vector<std::string> mutations;  // values of the "mutation" option besides "none"
 };
 
-class BundledProgram : public Program {
+// A protocol of the command line (bundled, or a user's registered with cli::main): a Program
+// that also says which shape it was built with and what its last result was.
+class CliProgram : public Program {
  public:
   // The full option set (defaults filled in), as a replay token records it.
   virtual std::map<std::string, std::string> options() const = 0;
   // One line about the result of the last completed execution ("D matches ...").
   virtual std::string result_summary() const = 0;
 };
+using BundledProgram = CliProgram;  // its old name, kept for protocols written against it
 
 const std::vector<ProtocolInfo>& bundled_protocols();
 // Throws ShapeError for an unknown protocol, unknown option, bad value or impossible shape.
-std::unique_ptr<BundledProgram> make_protocol(const std::string& name,
-                                              const std::map<std::string, std::string>& options);
+std::unique_ptr<CliProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options);
 
 }  // namespace mbcheck::sim

@@ -33,10 +33,11 @@ enum class Verdict : std::uint8_t {
   assertion,   // P::check failed, or the output differs from the reference
   lifetime,    // a CTA can exit while a peer still arrives on its barriers or touches its smem
   exception,   // protocol code threw
-  crash,       // protocol code died of a fatal signal (a wild pointer, abort()) or overflowed its stack
   step_limit,  // more steps than allowed
   diverged,    // replay: the protocol did not do what the schedule recorded
   pruned,      // the strategy stopped the execution (redundant for the search): not a bug
+  // Last, so that the numbers shard-exchange files store for the verdicts above stay as they were.
+  crash,  // protocol code died of a fatal signal (a wild pointer, abort()) or overflowed its stack
 };
 const char* to_string(Verdict v);
 inline bool is_bug(Verdict v) { return v != Verdict::completed && v != Verdict::pruned; }

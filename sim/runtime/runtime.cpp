@@ -122,7 +122,8 @@ boost::fibers::context* Runtime::decide() {
     }
     if (pick >= agent_at_.size() || agent_at_[pick]->enabled_pos == ~0u) {
       end(Verdict::diverged,
-          pick >= agent_at_.size()
+          pick == kNoAgent ? fmt::format("the schedule ends at step {}, but the execution goes on here", steps_)
+          : pick >= agent_at_.size()
               ? fmt::format("the schedule names agent {} at step {}, which does not exist here", pick, steps_)
               : fmt::format("the schedule runs {} at step {}, but it is not enabled here (it is at: {})",
                             describe_agent(pick), steps_, describe_op(*agent_at_[pick])));

@@ -83,7 +83,7 @@ struct Agent {
   const unsigned char* stack_top = nullptr;  // where its fiber's frames begin
   // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
   // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
-  sigjmp_buf landing{};
+  sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
   bool can_land = false;
   // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
   const unsigned char* stack_lo = nullptr;
