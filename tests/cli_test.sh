@@ -453,6 +453,20 @@ for f in v_bug:check v_ok:check v_bounded:check shard1:check k1:check v_pct:fuzz
          v_replay:replay v_list:list v_merge:merge v_merge_fuzz:merge; do
   validate "${f#*:}" "$tmp/${f%%:*}.json"
 done
+# --time-limit holds inside one long execution (epi-load of 20,000 tiles: millions of steps
+# in its first execution): incomplete, exit 3, within about a second of the limit, the --json
+# document written.
+t0=$(date +%s%N)
+"$MBCHECK" check epi-load --tiles 20000 --tile-elems 4 --time-limit 2 --quiet --json >"$tmp/tl.json" 2>"$tmp/tl.err"
+code=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$code" -eq 3 ] && [ "$ms" -lt $((5000 * ${MBCHECK_TIMEOUT_SCALE:-1})) ] &&
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['verdict']=='incomplete' and not d['complete']" "$tmp/tl.json"; then
+  echo "ok:   --time-limit 2 inside one long execution: exit 3 after $ms ms, --json incomplete"
+else
+  echo "FAIL: --time-limit 2 inside one long execution: exit $code after $ms ms"; cat "$tmp/tl.err"; failures=$((failures + 1))
+fi
+
 # The schema as a whole accepts each command's output and refuses documents that match no
 # command's definition: an unknown verdict, a missing execution count, a count as a string.
 for f in v_bug v_pct v_replay v_list v_merge; do validate top "$tmp/$f.json"; done

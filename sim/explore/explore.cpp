@@ -109,6 +109,7 @@ void refuse_if_too_large(Program& program, Runtime& rt, const RunLimits& limits,
 }  // namespace
 
 void request_stop() { g_stop.store(true); }
+const std::atomic<bool>& stop_flag() { return g_stop; }
 bool stop_requested() { return g_stop.load(std::memory_order_relaxed); }
 
 using namespace dpor;
@@ -123,6 +124,10 @@ class Exploration {
   Exploration(Program& program, const ExploreOptions& options, const std::function<void(const Outcome&)>& on_execution)
       : program_(program), options_(options), on_execution_(on_execution), start_(Clock::now()) {
     limits_.max_steps = options.max_steps;
+    limits_.stop = &stop_flag();
+    if (options.time_limit_s > 0)
+      limits_.deadline =
+          start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_s));
     dpor_.bound = options.preemption_bound;
     sharded_ = options.kind == SearchKind::dpor && options.shard_count > 1;
     parallel_ = options.kind == SearchKind::dpor && options.max_executions == 0 &&
@@ -279,6 +284,10 @@ ExploreResult Exploration::run() {
     report_progress();
     Outcome out = is_dpor ? rt_.execute(program_, dpor_, limits_, &dpor_)
                           : rt_.execute(program_, brute_, limits_, options_.count_classes ? &classifier_ : nullptr);
+    if (out.cut_short) {  // the time limit or an interrupt inside the execution: nothing to account
+      cut_short_ = true;
+      break;
+    }
     explain_divergence(out);
     if (!is_dpor && options_.count_classes && out.verdict != Verdict::pruned) {
       classes_.insert(classifier_.trace_key() + to_string(out.verdict));

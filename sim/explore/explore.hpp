@@ -9,6 +9,7 @@
 // choices, under the same Runtime the random and replay strategies use.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -107,6 +108,7 @@ struct ExploreResult {
 // fuzzing campaigns end at the next execution with what they have, as incomplete.
 void request_stop();
 bool stop_requested();
+const std::atomic<bool>& stop_flag();  // what RunLimits::stop points at
 
 // Explores `program`; `on_execution` (optional) sees every finished, non-redundant execution.
 ExploreResult explore(Program& program, const ExploreOptions& options,

@@ -150,12 +150,23 @@ class FuzzCampaign {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   std::uint64_t stride() const { return std::max<std::uint64_t>(options_.shard_count, 1); }
 
+  // Every run's limits: the step limit, and the campaign's time limit and interrupts, which
+  // also stop a run in the middle (Outcome::cut_short).
+  RunLimits run_limits() const {
+    RunLimits limits;
+    limits.max_steps = options_.max_steps;
+    limits.stop = &stop_flag();
+    if (options_.time_limit_s > 0)
+      limits.deadline =
+          start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.time_limit_s));
+    return limits;
+  }
+
   // A probe run measures n (agents) and k (steps) for PCT's change points and bound.
   void probe() {
     Runtime rt;
     RandomStrategy probe(run_seed(options_.seed, ~std::uint64_t{0}));
-    RunLimits limits;
-    limits.max_steps = options_.max_steps;
+    RunLimits limits = run_limits();
     Outcome out = rt.execute(*main_program_, probe, limits);
     result_.agents = rt.agent_count();
     result_.steps_estimate = std::max<std::uint64_t>(out.steps, 1);
@@ -182,8 +193,7 @@ class FuzzCampaign {
       ~Active() { --n; }
     } active_guard(active_);
     Runtime rt;
-    RunLimits limits;
-    limits.max_steps = options_.max_steps;
+    const RunLimits limits = run_limits();
     while (const std::optional<std::uint64_t> index = next_run()) {
       const std::uint64_t i = *index;
       const std::uint64_t seed = run_seed(options_.seed, i);
@@ -208,6 +218,7 @@ class FuzzCampaign {
         failed_ = true;
         break;
       }
+      if (out.cut_short) break;  // stopped inside the run: it counts for nothing
       runs_.fetch_add(1);
       transitions_.fetch_add(out.steps);
       if (out.verdict == Verdict::step_limit) step_limited_.fetch_add(1);  // proves nothing: not a bug

@@ -3,6 +3,8 @@
 // StepObserver interfaces and the run limits (the runtime that drives them: runtime.hpp).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -50,6 +52,9 @@ struct Outcome {
   std::vector<AgentId> schedule;     // the agent chosen at each step: replays this execution
   std::uint64_t steps = 0;
   std::vector<AgentId> culprits;  // the agents the cause names (for the timeline)
+  // Stopped by RunLimits::stop or the deadline before its end: proves nothing (its verdict
+  // is `pruned`, its schedule a prefix).
+  bool cut_short = false;
   // The source lines the cause is about, most important first: a race's two accesses (the
   // one that completed it first), a deadlock's blocked waits (one per group of threads
   // waiting alike). Reports put the error at the first and notes at the others.
@@ -179,6 +184,12 @@ struct RunLimits {
   // end): past it a watchdog names the thread and ends the process with status 1
   // (sim/runtime/crash.hpp). 0: no limit.
   double watchdog_seconds = default_watchdog_seconds();
+  // Ends the execution early (Outcome::cut_short) once *stop is true or the deadline has
+  // passed, checked every kStopCheckSteps steps: --time-limit and SIGINT hold inside one long
+  // execution too. The search or campaign then reports itself incomplete.
+  const std::atomic<bool>* stop = nullptr;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  static constexpr std::uint64_t kStopCheckSteps = 1024;
 };
 
 // Program::reset() threw: the harness, not a schedule, is broken (execute() throws this).

@@ -110,6 +110,11 @@ boost::fibers::context* Runtime::decide() {
         end_blocked();
       break;
     }
+    if (steps_ % RunLimits::kStopCheckSteps == 0 && steps_ > 0 && stop_due()) {
+      outcome_.cut_short = true;
+      end(Verdict::pruned, fmt::format("stopped at step {} (--time-limit or an interrupt)", steps_));
+      break;
+    }
     if (steps_ >= limits_.max_steps) {
       end(Verdict::step_limit,
           fmt::format("no end after {} steps (raise --max-steps if the protocol is just long)", steps_));

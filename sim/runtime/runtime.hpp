@@ -443,6 +443,11 @@ class Runtime {
   void remove_enabled(Agent& a);
   void barrier_changed(MbarrierState& bar, bool phase_completed);
   boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
+  bool stop_due() const {
+    return (limits_.stop && limits_.stop->load(std::memory_order_relaxed)) ||
+           (limits_.deadline != std::chrono::steady_clock::time_point::max() &&
+            std::chrono::steady_clock::now() >= limits_.deadline);
+  }
   void switch_to(boost::fibers::context* ctx);
   void check_bulk_copy(const char* what, const void* dst, const void* src, std::uint32_t bytes);
   Agent& spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first);
