@@ -418,6 +418,24 @@ release_line=$(grep -n 'void consumer_release' "$root/spec/kernels/tma_pipeline.
 expect 1 "spec/kernels/tma_pipeline.hpp:$copy_line: error: race: data race on 'stage 0'[0]" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
 expect 1 "spec/kernels/tma_pipeline.hpp:$release_line: note: thread 1 (warp 0 lane 1) last ran 'arrive empty[1]' here" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
 
+# --sarif paths are relative to a source root (uriBaseId SRCROOT): by default the repository
+# holding the file, whatever the working directory; --source-root picks another.
+src_root=$(cd "$(dirname "$0")/.." && pwd)
+(cd "$tmp" && "$MBCHECK" check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read \
+   --sarif "$tmp/root.sarif" >/dev/null)
+"$MBCHECK" check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read \
+  --sarif "$tmp/root2.sarif" --source-root "$src_root/spec" >/dev/null
+python3 - "$tmp/root.sarif" "$tmp/root2.sarif" "$src_root" <<'PY' && echo "ok:   --sarif: paths relative to the source root, with uriBaseId" || failures=$((failures + 1))
+import json, os, sys
+for path, rel, root in ((sys.argv[1], "spec/kernels/tma_pipeline.hpp", sys.argv[3]),
+                        (sys.argv[2], "kernels/tma_pipeline.hpp", os.path.join(sys.argv[3], "spec"))):
+    run = json.load(open(path))["runs"][0]
+    art = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert art == {"uri": rel, "uriBaseId": "SRCROOT"}, art
+    base = run["originalUriBaseIds"]["SRCROOT"]["uri"]
+    assert base == "file://" + os.path.realpath(root) + "/", base
+PY
+
 # --sarif: SARIF 2.1.0, the bug at a source line with the culprits' steps; no bug, no results.
 "$MBCHECK" check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read --sarif "$tmp/r.sarif" >/dev/null
 "$MBCHECK" check readers --n 2 --sarif "$tmp/ok.sarif" >/dev/null

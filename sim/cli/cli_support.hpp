@@ -114,13 +114,17 @@ bool check_output_path(const std::string& flag, const std::string& path);
 
 // --html / --trace: files of pictures of one execution.
 struct VisualFiles {
-  std::string html, trace, sarif;
+  std::string html, trace, sarif, source_root;
   CLI::Option* html_opt = nullptr;
   CLI::Option* trace_opt = nullptr;
   CLI::Option* sarif_opt = nullptr;
   std::string tool_version = "unknown";
   void add_to(CLI::App* cmd) {
     sarif_opt = cmd->add_option("--sarif", sarif, "write the result as SARIF 2.1.0 (code-scanning views)");
+    cmd->add_option("--source-root", source_root,
+                    "--sarif: paths relative to this directory (uriBaseId SRCROOT; default: the repository "
+                    "holding the source file)")
+        ->check(CLI::ExistingDirectory);
     html_opt = cmd->add_option("--html", html, "write the execution as a self-contained HTML timeline");
     trace_opt = cmd->add_option("--trace", trace,
                                 "write the execution as Chrome trace-event JSON (Perfetto, chrome://tracing)");
@@ -142,11 +146,11 @@ struct VisualFiles {
     return (html.empty() || write_file_atomically(html, html_timeline(in))) &&
            (trace.empty() || write_file_atomically(trace, chrome_trace_json(in))) &&
            (sarif.empty() ||
-            write_file_atomically(sarif, sarif_json(in.verdict == "ok" ? nullptr : &in, tool_version)));
+            write_file_atomically(sarif, sarif_json(in.verdict == "ok" ? nullptr : &in, tool_version, source_root)));
   }
   // A run with no bug: --sarif gets a file with no results (the pictures need an execution).
   bool write_no_result() const {
-    return sarif.empty() || write_file_atomically(sarif, sarif_json(nullptr, tool_version));
+    return sarif.empty() || write_file_atomically(sarif, sarif_json(nullptr, tool_version, source_root));
   }
 };
 

@@ -1,6 +1,9 @@
 #include "sim/report/visual.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -60,19 +63,78 @@ std::string counterexample_json(const VisualInput& in) {
 }
 
 namespace {
+namespace fs = std::filesystem;
+
+// Where the trace's source paths point on disk and which root SARIF names them under. A
+// trace path is as reports show it (sim/runtime: relative to the working directory, or to
+// mbcheck's own tree for the bundled protocols, or absolute).
+class SarifPaths {
+ public:
+  explicit SarifPaths(const std::string& source_root) {
+    if (!source_root.empty()) root_ = fs::weakly_canonical(fs::absolute(source_root)).string();
+  }
+  nlohmann::json artifact(const std::string& path) {
+    const std::string abs = absolute(path);
+    if (root_.empty()) root_ = repository_of(abs);
+    const std::string prefix = root_.empty() || root_.back() == '/' ? root_ : root_ + "/";
+    if (!root_.empty() && abs.rfind(prefix, 0) == 0) {
+      used_root_ = true;
+      return {{"uri", abs.substr(prefix.size())}, {"uriBaseId", "SRCROOT"}};
+    }
+    return {{"uri", "file://" + abs}};
+  }
+  // The run's originalUriBaseIds (null when no location used the root).
+  nlohmann::json base_ids() const {
+    if (!used_root_) return nullptr;
+    return {{"SRCROOT", {{"uri", "file://" + (root_.back() == '/' ? root_ : root_ + "/")}}}};
+  }
+
+ private:
+  static std::string absolute(const std::string& path) {
+    fs::path p(path);
+    if (p.is_relative()) {
+      std::error_code ec;
+      const fs::path here = fs::current_path(ec) / p;
+#ifdef MBCHECK_SOURCE_DIR
+      if (!fs::exists(here, ec) && fs::exists(fs::path(MBCHECK_SOURCE_DIR) / p, ec))
+        p = fs::path(MBCHECK_SOURCE_DIR) / p;
+      else
+#endif
+        p = here;
+    }
+    return fs::weakly_canonical(p).string();
+  }
+  static std::string repository_of(const std::string& file) {
+    std::error_code ec;
+    for (fs::path dir = fs::path(file).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+      if (fs::exists(dir / ".git", ec)) return dir.string();
+      if (dir == dir.root_path()) break;
+    }
+    // Not in a repository (an unpacked tree): mbcheck's own tree for its files, else the
+    // working directory.
+#ifdef MBCHECK_SOURCE_DIR
+    if (file.rfind(MBCHECK_SOURCE_DIR, 0) == 0) return fs::path(MBCHECK_SOURCE_DIR).parent_path().string();
+#endif
+    return fs::current_path(ec).string();
+  }
+  std::string root_;
+  bool used_root_ = false;
+};
+
 // "spec/x.hpp:12" -> a SARIF physical location (null if the step has no source line).
-nlohmann::json sarif_location(const TraceEntry& t, const std::string& message) {
+nlohmann::json sarif_location(SarifPaths& paths, const TraceEntry& t, const std::string& message) {
   const auto colon = t.where.rfind(':');
   if (t.where.empty() || colon == std::string::npos) return nullptr;
   nlohmann::json loc = {{"physicalLocation",
-                         {{"artifactLocation", {{"uri", t.where.substr(0, colon)}}},
+                         {{"artifactLocation", paths.artifact(t.where.substr(0, colon))},
                           {"region", {{"startLine", std::stoi(t.where.substr(colon + 1))}}}}}};
   if (!message.empty()) loc["message"] = {{"text", message}};
   return loc;
 }
 }  // namespace
 
-std::string sarif_json(const VisualInput* in, const std::string& tool_version) {
+std::string sarif_json(const VisualInput* in, const std::string& tool_version, const std::string& source_root) {
+  SarifPaths paths(source_root);
   nlohmann::json results = nlohmann::json::array();
   nlohmann::json rules = nlohmann::json::array();
   if (in) {
@@ -83,7 +145,7 @@ std::string sarif_json(const VisualInput* in, const std::string& tool_version) {
     for (const auto& t : in->trace) {
       const bool culprit = std::find(in->culprits.begin(), in->culprits.end(), t.agent) != in->culprits.end();
       if (!culprit) continue;
-      nlohmann::json loc = sarif_location(t, fmt::format("#{} {}: {}", t.step, t.who, t.what));
+      nlohmann::json loc = sarif_location(paths, t, fmt::format("#{} {}: {}", t.step, t.who, t.what));
       if (loc.is_null()) continue;
       flow.push_back({{"location", loc}});
       related.push_back(loc);
@@ -95,7 +157,7 @@ std::string sarif_json(const VisualInput* in, const std::string& tool_version) {
         {"level", "error"},
         {"message", {{"text", in->cause + (in->replay_token.empty() ? "" : "\nreplay: " + in->replay_token)}}}};
     if (failing) {
-      nlohmann::json loc = sarif_location(*failing, "");
+      nlohmann::json loc = sarif_location(paths, *failing, "");
       if (!loc.is_null()) result["locations"] = nlohmann::json::array({loc});
     }
     if (!related.empty()) {
@@ -110,6 +172,7 @@ std::string sarif_json(const VisualInput* in, const std::string& tool_version) {
       {"runs", nlohmann::json::array(
                    {{{"tool", {{"driver", {{"name", "mbcheck"}, {"version", tool_version}, {"rules", rules}}}}},
                      {"results", results}}})}};
+  if (nlohmann::json base = paths.base_ids(); !base.is_null()) j["runs"][0]["originalUriBaseIds"] = base;
   return j.dump(2);
 }
 

@@ -34,6 +34,10 @@ std::string counterexample_json(const VisualInput& in);
 std::string html_timeline(const VisualInput& in);
 // SARIF 2.1.0 for code-scanning views: the bug as one result at the failing step's source
 // line, with the culprits' steps as its code flow; `in` null: a run with no result.
-std::string sarif_json(const VisualInput* in, const std::string& tool_version);
+// Locations are relative to a source root, as code-scanning views map them (uriBaseId
+// SRCROOT, with originalUriBaseIds giving the root): `source_root`, else the repository (the
+// nearest directory holding .git) containing the first located file; a file outside the root
+// keeps an absolute file:// URI.
+std::string sarif_json(const VisualInput* in, const std::string& tool_version, const std::string& source_root = "");
 
 }  // namespace mbcheck::sim
