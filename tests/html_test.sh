@@ -43,7 +43,7 @@ if grep -E "Uncaught|SyntaxError|TypeError|ReferenceError" "$tmp/console.err"; t
 echo "ok:   no JavaScript errors"
 
 chrome --screenshot="$tmp/shot.png" "file://$tmp/cex.html" >/dev/null 2>&1
-python3 - "$tmp/shot.png" <<'PY' || exit 1
+cat >"$tmp/count_red.py" <<'PY'
 # A small PNG reader (8-bit RGB/RGBA, all five filters): count the failing-step red.
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
@@ -79,4 +79,26 @@ for y in range(height):
 assert red >= 20, f"the screenshot shows no failing-step marker ({red} red pixels)"
 print(f"ok:   screenshot {width}x{height} shows the failing step ({red} red pixels)")
 PY
+python3 "$tmp/count_red.py" "$tmp/shot.png" || exit 1
+
+# A long counterexample (its chart wider than the window): the page opens at the failing step
+# (red in a 1400 px screenshot), its lanes are in launch order (warp 0, 1, 2, ...), and no
+# barrier-state labels overlap as laid out.
+"$MBCHECK" check epi-load --tiles 4 --mutation release-before-read \
+  --html "$tmp/long.html" >"$tmp/out" 2>&1
+[ $? -eq 1 ] || fail "check on the long buggy shape should exit 1"
+chrome --dump-dom "file://$tmp/long.html" >"$tmp/long_dom.html" 2>/dev/null || fail "chromium could not load the long page"
+python3 - "$tmp/long_dom.html" <<'PY' || exit 1
+import re, sys
+dom = open(sys.argv[1]).read()
+width = int(re.search(r'<svg width="(\d+)"', dom).group(1))
+assert width > 1400, f"the chart ({width} px) should be wider than the window for this check"
+m = re.search(r'id="chart"[^>]*data-overlaps="(\d+)"', dom) or re.search(r'data-overlaps="(\d+)"[^>]*id="chart"', dom)
+assert m and m.group(1) == "0", f"overlapping barrier-state labels: {m.group(1) if m else 'not measured'}"
+warps = [int(w) for w in re.findall(r'class="lane-label"[^>]*>[+ ]*warp (\d+)<', dom)]
+assert warps == sorted(warps) and len(warps) >= 2, f"lanes not in launch order: {warps}"
+print(f"ok:   long page: {width} px chart, lanes {warps}, no overlapping labels")
+PY
+chrome --screenshot="$tmp/long.png" "file://$tmp/long.html" >/dev/null 2>&1
+RED_MIN=20 python3 "$tmp/count_red.py" "$tmp/long.png" || fail "the long page does not open at the failing step"
 echo "all HTML checks passed"

@@ -260,7 +260,13 @@ function lanes() {
     if (!byKey.has(key)) { byKey.set(key, {key, group: g, steps: [], culprit: false}); order.push(key); }
     const lane = byKey.get(key); lane.steps.push(s); if (culprits.has(s.agent)) lane.culprit = true;
   }
-  return order.map(k => byKey.get(k));
+  // In launch order, not in order of first appearance: CTA, warp, thread, then the copies.
+  const rank = key => { const m = key.match(/^(?:cta (\d+) )?(?:thread (\d+) \(warp (\d+)|warp (\d+))/);
+    if (m) return [0, +(m[1] || 0), +(m[3] || m[4]), m[2] === undefined ? -1 : +m[2]];
+    const c = key.match(/#(\d+)/); return [1, 0, c ? +c[1] : 0, 0]; };
+  const before = (a, b) => { const ra = rank(a), rb = rank(b);
+    for (let i = 0; i < ra.length; ++i) if (ra[i] !== rb[i]) return ra[i] - rb[i]; return a < b ? -1 : a > b ? 1 : 0; };
+  return order.sort(before).map(k => byKey.get(k));
 }
 const barriers = [...new Set(steps.filter(s => s.barrier && s.state).map(s => s.barrier))];
 function draw() {
@@ -269,12 +275,20 @@ function draw() {
   const x = step => labelW + (step - 1) * (W - labelW - 10) / Math.max(1, failing);
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg"); svg.setAttribute("width", W); svg.setAttribute("height", H);
+  const chart = document.getElementById("chart"); chart.replaceChildren(svg);  // laid out as drawn: labels are measured
   const text = (t, X, Y, cls, color) => { const e = document.createElementNS(ns, "text"); e.setAttribute("x", X); e.setAttribute("y", Y);
     if (cls) e.setAttribute("class", cls); if (color) e.setAttribute("fill", color); e.textContent = t; svg.appendChild(e); return e; };
+  // The lane and barrier names stay in view when the chart scrolls (it opens at the failing
+  // step): they sit in a group moved with the scroll, over a white band.
+  const names = document.createElementNS(ns, "g");
+  const band = document.createElementNS(ns, "rect");
+  band.setAttribute("width", labelW - 6); band.setAttribute("height", H); band.setAttribute("fill", "white");
+  band.setAttribute("fill-opacity", "0.9"); names.appendChild(band);
+  const named = e => { names.appendChild(e); return e; };
   let y = rowH;
   for (const lane of ls) {
-    const label = text((expanded.has(lane.group) ? "  " : (lane.key === lane.group && /warp/.test(lane.key) ? "+ " : "  ")) + lane.key,
-                       4, y + 11, "lane-label", lane.culprit ? "#b00020" : "#222");
+    const label = named(text((expanded.has(lane.group) ? "  " : (lane.key === lane.group && /warp/.test(lane.key) ? "+ " : "  ")) + lane.key,
+                       4, y + 11, "lane-label", lane.culprit ? "#b00020" : "#222"));
     label.addEventListener("click", () => { expanded.has(lane.group) ? expanded.delete(lane.group) : expanded.add(lane.group); draw(); });
     for (const s of lane.steps) {
       const r = document.createElementNS(ns, "rect");
@@ -289,22 +303,39 @@ function draw() {
   }
   y += rowH / 2;
   for (const b of barriers) {
-    text(b, 4, y + 11, null, "#555");
-    let last = "", lastX = -1e9;
+    named(text(b, 4, y + 11, null, "#555"));
+    // A label is drawn only where it does not overlap the one before it (measured as laid
+    // out); the failing step's label replaces one it would overlap.
+    let last = "", prev = null, prevEnd = -1e9;
     for (const s of steps) if (s.barrier === b && s.state && s.state !== last) {
       last = s.state; const m = s.state.match(/phase (-?\d+), pending (\d+)\/(\d+), tx (-?\d+)/);
-      if (!m || (x(s.step) - lastX < 46 && s.step !== failing)) continue;  // no overlapping labels
-      lastX = x(s.step);
-      const t = text("p" + m[1] + " " + m[2] + "/" + m[3] + (m[4] !== "0" ? " tx" + m[4] : ""), lastX, y + 11, null,
+      if (!m || (x(s.step) < prevEnd + 4 && s.step !== failing)) continue;
+      if (prev && x(s.step) < prevEnd + 4) prev.remove();
+      const t = text("p" + m[1] + " " + m[2] + "/" + m[3] + (m[4] !== "0" ? " tx" + m[4] : ""), x(s.step), y + 11, null,
                      s.step === failing ? "#e00000" : "#777");
       t.setAttribute("font-size", "9");
+      t.setAttribute("class", "state-label");
+      prev = t; prevEnd = x(s.step) + t.getComputedTextLength();
     }
     y += rowH;
   }
   const line = document.createElementNS(ns, "line");
   line.setAttribute("x1", x(failing) + 1); line.setAttribute("x2", x(failing) + 1); line.setAttribute("y1", 0); line.setAttribute("y2", H);
   line.setAttribute("stroke", "#e00000"); line.setAttribute("stroke-dasharray", "3,3"); svg.appendChild(line);
-  const chart = document.getElementById("chart"); chart.replaceChildren(svg);
+  svg.appendChild(names);  // drawn last: above the marks it covers
+  const keepNames = () => names.setAttribute("transform", "translate(" + chart.scrollLeft + ",0)");
+  chart.onscroll = keepNames;
+  // Open at the failing step: scrolled so that it is in view, a third from the right.
+  chart.scrollLeft = Math.max(0, x(failing) - chart.clientWidth * 2 / 3);
+  keepNames();
+  // What the page test reads: how many state labels overlap as laid out (none should).
+  const boxes = [...svg.querySelectorAll(".state-label")].map(e => e.getBBox());
+  let overlaps = 0;
+  for (let i = 0; i < boxes.length; ++i) for (let k = i + 1; k < boxes.length; ++k) {
+    const a = boxes[i], c = boxes[k];
+    if (a.x < c.x + c.width && c.x < a.x + a.width && a.y < c.y + c.height && c.y < a.y + a.height) ++overlaps;
+  }
+  chart.dataset.overlaps = overlaps;
 }
 draw();
 // The step table: consecutive steps of lanes that behave alike (threads of one warp doing
