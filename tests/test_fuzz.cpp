@@ -108,3 +108,22 @@ TEST_CASE("the shrinker keeps the bug kind and never adds preemptions", "[fuzz][
   auto prog = make_protocol("epi-load", {{"tiles", "4"}, {"threads-per-warp", "8"}, {"mutation", mutation}});
   CHECK(replay_schedule(*prog, r.counterexample->schedule, false).verdict == r.counterexample->kind);
 }
+
+TEST_CASE("a shrunk fuzzing counterexample of cluster-gemm has fewer preemptions than the failing run",
+          "[fuzz][shrink]") {
+  // Random runs of a 2x1 cluster preempt thousands of times; the shrinker keeps a prefix of
+  // the failing run and lets the rest run without preemptions (then bounded search).
+  auto mutation = GENERATE(as<std::string>{}, "no-producer-tail", "local-release-only", "unscaled-empty-count",
+                           "no-init-fence", "wrong-multicast-mask", "skip-remote-arrivals");
+  FuzzOptions o;
+  o.runs = 2000;
+  o.jobs = 1;
+  o.kind = FuzzKind::random;
+  FuzzResult r = fuzz(factory("cluster-gemm", {{"mutation", mutation}}), o);
+  INFO(mutation);
+  REQUIRE(r.counterexample);
+  REQUIRE(r.original_preemptions > 0);
+  CHECK(r.shrunk_preemptions < r.original_preemptions);
+  auto prog = make_protocol("cluster-gemm", {{"mutation", mutation}});
+  CHECK(replay_schedule(*prog, r.counterexample->schedule, false).verdict == r.counterexample->kind);
+}

@@ -86,6 +86,45 @@ class CountingReplay final : public Strategy {
 };
 }  // namespace
 
+namespace {
+// The failing schedule's first `prefix` steps, then no preemption at all: the agent that ran
+// last goes on while it can, else the lowest enabled one (FirstScheduleStrategy).
+class PrefixThenSequential final : public Strategy {
+ public:
+  PrefixThenSequential(const std::vector<AgentId>& schedule, std::size_t prefix)
+      : schedule_(schedule), prefix_(prefix) {}
+  void begin_execution() override { pos_ = 0; }
+  AgentId choose(const Runtime& rt) override {
+    if (pos_ < prefix_) return schedule_[pos_++];
+    return sequential_.choose(rt);
+  }
+
+ private:
+  const std::vector<AgentId>& schedule_;
+  std::size_t prefix_, pos_ = 0;
+  FirstScheduleStrategy sequential_;
+};
+
+// The shortest prefix of the failing schedule (tried at 0, 1, 2, 4, ... steps: a few dozen
+// executions however long the run) after which a schedule without preemptions still ends in
+// a bug of the same kind; its outcome, if any such prefix has fewer preemptions.
+std::optional<Outcome> shrink_by_prefix(Program& program, const Outcome& failing, int original, double budget_s) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t n = failing.schedule.size();
+  for (std::size_t prefix = 0;; prefix = prefix == 0 ? 1 : std::min(n, prefix * 2)) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > budget_s || stop_requested())
+      return std::nullopt;
+    Runtime rt;
+    PrefixThenSequential strategy(failing.schedule, prefix);
+    RunLimits limits;
+    limits.max_steps = std::max<std::uint64_t>(failing.steps * 4, 1000);  // a sequential tail may loop longer
+    Outcome out = rt.execute(program, strategy, limits);
+    if (out.verdict == failing.verdict && count_preemptions(program, out.schedule) < original) return out;
+    if (prefix >= n) return std::nullopt;
+  }
+}
+}  // namespace
+
 int count_preemptions(Program& program, const std::vector<AgentId>& schedule) {
   Runtime rt;
   CountingReplay counter(schedule);
@@ -99,9 +138,15 @@ Counterexample shrink(Program& program, const Outcome& failing, std::size_t time
                       double budget_s) {
   const auto start = std::chrono::steady_clock::now();
   const int original = count_preemptions(program, failing.schedule);
+  // First a prefix of the failing run with a preemption-free tail (cheap; it also makes the
+  // token short: long runs of one agent encode in a few bytes); then fewer preemptions still
+  // by bounded search, for a bug within 4 of them.
+  std::optional<Outcome> shortened;
+  if (original > 0) shortened = shrink_by_prefix(program, failing, original, budget_s / 3);
+  const int best = shortened ? count_preemptions(program, shortened->schedule) : original;
   // Iterative context bounding, for a bug of the same kind; a shrinker, not a proof: it
   // spends at most about 6 s in all, and bounds above 4 are not tried.
-  for (int bound = 0; bound < std::min(original, 5); ++bound) {
+  for (int bound = 0; bound < std::min(best, 5); ++bound) {
     const double left = budget_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (left <= 0.01 || stop_requested()) break;
     ExploreOptions o;
@@ -118,8 +163,8 @@ Counterexample shrink(Program& program, const Outcome& failing, std::size_t time
       return make_counterexample(program, *same_kind, timeline_lines);
     }
   }
-  if (preemptions_out) *preemptions_out = original;
-  return make_counterexample(program, failing, timeline_lines);
+  if (preemptions_out) *preemptions_out = best;
+  return make_counterexample(program, shortened ? *shortened : failing, timeline_lines);
 }
 
 namespace {
