@@ -3,7 +3,7 @@
 # Nothing is fetched from anywhere else. Safe to run again: installed packages are skipped.
 set -euo pipefail
 packages=(build-essential cmake libboost-fiber-dev libboost-context-dev catch2 libcli11-dev
-          nlohmann-json3-dev libfmt-dev python3 chromium clang-format)
+          nlohmann-json3-dev libfmt-dev zlib1g-dev python3 chromium clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

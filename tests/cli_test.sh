@@ -77,7 +77,7 @@ expect_usage "unknown flag --n for 'check epi-load' (\`mbcheck check epi-load --
 expect_usage "--stages needs a value" check epi-load --stages
 expect_usage "--stages needs a value" check epi-load --stages --tiles 2
 expect_usage "--seed needs a value" run epi-load --seed
-expect_usage "malformed replay token: a replay token starts with 'mb1:'" replay garbage
+expect_usage "malformed replay token: a replay token starts with 'mb2:' (or 'mb1:')" replay garbage
 expect_usage "malformed replay token: the schedule part is truncated" replay "mb1:epi-load:tiles=2:gA"
 expect_usage "--replay-file $tmp/missing: not a file" replay --replay-file "$tmp/missing"
 expect_usage "--replay-file /etc: not a file" replay --replay-file /etc
@@ -107,21 +107,27 @@ expect 1 "diverged: at step" -- replay "$wrong"
 # A token cut short (a whole number of schedule entries, so it still decodes) is diverged too,
 # at the step where its schedule ends, not an agent number out of range.
 cat >"$tmp/cut_token.py" <<'PY'
-import base64, sys
+# Reads an mb2 token (deflated zigzag-delta runs) and writes an mb1 token (plain runs) of its
+# first half of runs.
+import base64, sys, zlib
 head, sched = sys.argv[1].rsplit(":", 1)
-raw = base64.urlsafe_b64decode(sched + "=" * (-len(sched) % 4))
+raw = zlib.decompress(base64.urlsafe_b64decode(sched + "=" * (-len(sched) % 4)))
 nums, v, shift = [], 0, 0
 for b in raw:
     v |= (b & 0x7F) << shift
     shift += 7
     if not b & 0x80:
         nums.append(v); v, shift = 0, 0
+runs, agent = [], 0
+for zig, repeat in zip(nums[0::2], nums[1::2]):
+    agent += (zig >> 1) ^ -(zig & 1)
+    runs.append((agent, repeat))
 out = bytearray()
-for n in nums[: len(nums) // 4 * 2]:  # half of the (agent, repeat) pairs
+for n in [x for run in runs[: len(runs) // 2] for x in run]:
     while True:
         out.append((n & 0x7F) | (0x80 if n >= 0x80 else 0)); n >>= 7
         if not n: break
-print(head + ":" + base64.urlsafe_b64encode(bytes(out)).decode().rstrip("="))
+print("mb1" + head[3:] + ":" + base64.urlsafe_b64encode(bytes(out)).decode().rstrip("="))
 PY
 short=$(python3 "$tmp/cut_token.py" "$token")
 expect 1 "the schedule ends at step" -- replay "$short"
@@ -141,7 +147,7 @@ PY
   echo "ok:   list --json names the protocols" || { echo "FAIL: list --json"; failures=$((failures + 1)); }
 "$MBCHECK" run epi-load --seed 7 >"$tmp/out" 2>&1
 grep -q "^replay:" "$tmp/out" && { echo "FAIL: a correct run printed its token"; failures=$((failures + 1)); } || echo "ok:   a correct run prints no token"
-expect 0 "replay:  mb1:epi-load" -- run epi-load --seed 7 --token
+expect 0 "replay:  mb2:epi-load" -- run epi-load --seed 7 --token
 
 # check: exhaustive search, verdict line last, exit 0 verified / 1 bug / 3 incomplete.
 expect 0 "verified: 1 executions" -- check epi-load --stages 2 --tiles 4
@@ -168,7 +174,7 @@ j = json.load(open(sys.argv[1]))
 for key in ("verdict", "kind", "executions", "transitions", "seconds", "replay", "cause", "timeline"):
     assert key in j, f"--json lacks {key}"
 assert j["verdict"] == "bug" and j["kind"] == "deadlock", j
-assert j["replay"].startswith("mb1:epi-load:"), j["replay"]
+assert j["replay"].startswith("mb2:epi-load:"), j["replay"]
 print("ok:   check --json has verdict, kind, executions, transitions, seconds, replay")
 PY
 [ "$code" -eq 1 ] || { echo "FAIL: check --json on a bug exited $code"; failures=$((failures + 1)); }
@@ -418,6 +424,18 @@ release_line=$(grep -n 'void consumer_release' "$root/spec/kernels/tma_pipeline.
 expect 1 "spec/kernels/tma_pipeline.hpp:$copy_line: error: race: data race on 'stage 0'[0]" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
 expect 1 "spec/kernels/tma_pipeline.hpp:$release_line: note: thread 1 (warp 0 lane 1) last ran 'arrive empty[1]' here" -- check tma-pipeline --consumers 3 --tile-elems 8 --mutation consumer-release-before-read
 
+# Counterexample tokens stay short enough to paste: shrunk fuzzing counterexamples of
+# cluster-gemm and full-size epi-load (random runs of hundreds to thousands of preemptions).
+"$MBCHECK" check cluster-gemm --strategy random --runs 200 --mutation no-producer-tail --json >"$tmp/cg.json"
+"$MBCHECK" check epi-load --strategy random --runs 200 --mutation release-before-read --json >"$tmp/el.json"
+python3 - "$tmp/cg.json" "$tmp/el.json" <<'PY' && echo "ok:   counterexample tokens under 2 KB (shrunk cluster-gemm and epi-load)" || failures=$((failures + 1))
+import json, sys
+for path in sys.argv[1:]:
+    d = json.load(open(path))
+    assert d["verdict"] == "bug" and d["replay"].startswith("mb2:") and len(d["replay"]) < 2048, (path, len(d["replay"]))
+    assert d["preemptions"] < d["original_preemptions"], (path, d["preemptions"], d["original_preemptions"])
+PY
+
 # --sarif paths are relative to a source root (uriBaseId SRCROOT): by default the repository
 # holding the file, whatever the working directory; --source-root picks another.
 src_root=$(cd "$(dirname "$0")/.." && pwd)
@@ -539,7 +557,7 @@ import json, sys
 j, sarif = (json.load(open(f)) for f in sys.argv[1:])
 assert j["verdict"] == "bug" and j["kind"] == "crash", (j["verdict"], j["kind"])
 assert "crashed in protocol code: Segmentation fault" in j["cause"], j["cause"]
-assert j["replay"].startswith("mb1:handoff-lite:"), j["replay"]
+assert j["replay"].startswith("mb2:handoff-lite:"), j["replay"]
 (r,) = sarif["runs"][0]["results"]
 assert r["ruleId"] == "crash", r["ruleId"]
 PY

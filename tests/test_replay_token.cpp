@@ -8,7 +8,7 @@ using namespace mbcheck::sim;
 TEST_CASE("a token round-trips protocol, shape and schedule", "[token]") {
   ReplayToken t{"epi-load", {{"stages", "2"}, {"beta", "0.5"}}, {0, 0, 0, 5, 300, 300, 7, 1u << 20, 0}};
   std::string text = encode_token(t);
-  CHECK(text.rfind("mb1:epi-load:beta=0.5,stages=2:", 0) == 0);
+  CHECK(text.rfind("mb2:epi-load:beta=0.5,stages=2:", 0) == 0);
   ReplayToken back = decode_token(text);
   CHECK(back.protocol == t.protocol);
   CHECK(back.options == t.options);
@@ -28,7 +28,7 @@ TEST_CASE("whitespace from a wrapped terminal line is ignored", "[token]") {
 }
 
 TEST_CASE("malformed tokens say what is wrong", "[token]") {
-  CHECK_THROWS_WITH(decode_token("hello"), "a replay token starts with 'mb1:'");
+  CHECK_THROWS_WITH(decode_token("hello"), "a replay token starts with 'mb2:' (or 'mb1:')");
   CHECK_THROWS_WITH(decode_token("mb1:epi-load"), "no shape part after the protocol name");
   CHECK_THROWS_WITH(decode_token("mb1:epi-load:tiles=4"), "no schedule part after the shape");
   CHECK_THROWS_WITH(decode_token("mb1:epi-load:tiles:AA"), "shape entry 'tiles' is not key=value");

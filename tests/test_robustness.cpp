@@ -144,7 +144,7 @@ void print_outcome(Program& prog) {
 void install_demo_reporter() {
   install_crash_reporter(
       [](const std::vector<AgentId>& s) {
-        return encode_token({"demo", {}, s});
+        return encode_token_mb1({"demo", {}, s});
       },
       encode_schedule_to);
 }

@@ -30,7 +30,7 @@ expect 1 "bug: deadlock" -- check handoff --mutation expect-extra-consumer --sar
 grep -q '"version": "2.1.0"' "$tmp/cex.sarif" && grep -q 'handoff.hpp' "$tmp/cex.sarif" &&
   echo "ok:   --sarif names handoff.hpp" || { echo "FAIL: --sarif"; failures=$((failures + 1)); }
 expect 1 '"verdict": "bug"' -- check handoff --mutation expect-extra-consumer --json
-token=$(sed -n 's/.*"replay": "\(mb1:[^"]*\)".*/\1/p' "$tmp/out")
+token=$(sed -n 's/.*"replay": "\(mb[12]:[^"]*\)".*/\1/p' "$tmp/out")
 expect 1 "verdict: bug: deadlock" -- replay "$token"
 expect 1 "bug: deadlock" -- check handoff --mutation expect-extra-consumer --strategy pct --runs 50
 expect 3 "incomplete: no bug in 20 random runs" -- check handoff --strategy random --runs 20

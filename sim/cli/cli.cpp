@@ -51,7 +51,7 @@ std::unique_ptr<CliProgram> make_reported(const Registry& registry, const std::s
   auto program = registry.make(protocol, options);
   install_crash_reporter(
       [protocol, shape = program->options()](const std::vector<AgentId>& s) {
-        return encode_token({protocol, shape, s});
+        return encode_token_mb1({protocol, shape, s});  // its schedule part is written in mb1 form
       },
       encode_schedule_to);
   return program;

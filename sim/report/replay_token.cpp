@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <zlib.h>
+
 #include <cctype>
 
 namespace mbcheck::sim {
@@ -97,10 +99,113 @@ std::vector<AgentId> decode_schedule(const std::string& text, std::uint64_t max_
   return out;
 }
 
-std::string encode_token(const ReplayToken& token) {
+namespace {
+// mb2's schedule bytes: runs of one agent as (zigzag(agent - previous run's agent), length)
+// varints, deflated. Ascending ids (a preemption-free schedule walks the threads in order)
+// become one repeated pair, which deflate folds into a few bytes.
+std::string deflated_schedule(const std::vector<AgentId>& schedule) {
+  std::string raw;
+  auto varint = [&](std::uint64_t v) {
+    for (; v >= 0x80; v >>= 7) raw.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    raw.push_back(static_cast<char>(v));
+  };
+  std::int64_t previous = 0;
+  for (std::size_t i = 0; i < schedule.size();) {
+    std::size_t j = i;
+    while (j < schedule.size() && schedule[j] == schedule[i]) ++j;
+    const std::int64_t delta = static_cast<std::int64_t>(schedule[i]) - previous;
+    varint(static_cast<std::uint64_t>((delta << 1) ^ (delta >> 63)));
+    varint(j - i);
+    previous = schedule[i];
+    i = j;
+  }
+  uLongf size = compressBound(static_cast<uLong>(raw.size()));
+  std::string out(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(raw.data()),
+                static_cast<uLong>(raw.size()), Z_BEST_COMPRESSION) != Z_OK)
+    throw std::runtime_error("mbcheck: zlib could not compress a schedule");
+  out.resize(size);
+  static const char* kAlphabetChars = kAlphabet;
+  std::string text;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char b : out) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      text.push_back(kAlphabetChars[(acc >> bits) & 63]);
+    }
+  }
+  if (bits > 0) text.push_back(kAlphabetChars[(acc << (6 - bits)) & 63]);
+  return text;
+}
+
+// Inflates at most `cap` bytes (a few characters must not claim gigabytes).
+std::string inflated(const std::string& bytes, std::size_t cap) {
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) throw TokenError("zlib could not start");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  std::string out;
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    char chunk[16384];
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof chunk;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(chunk, sizeof chunk - z.avail_out);
+    if (out.size() > cap) rc = Z_MEM_ERROR;
+    if (rc == Z_BUF_ERROR && z.avail_in == 0) break;
+  }
+  inflateEnd(&z);
+  if (rc == Z_MEM_ERROR) throw TokenError("the schedule part claims more steps than the step limit");
+  if (rc != Z_STREAM_END) throw TokenError("the schedule part is truncated or corrupt");
+  return out;
+}
+
+std::vector<AgentId> decode_deflated_schedule(const std::string& text, std::uint64_t max_steps) {
+  const std::string bytes =
+      inflated(unbase64url(text), static_cast<std::size_t>(std::min<std::uint64_t>(max_steps, 1u << 26)) * 10 + 64);
+  std::vector<AgentId> out;
+  std::size_t pos = 0;
+  auto get = [&]() -> std::uint64_t {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= bytes.size()) throw TokenError("the schedule part is truncated");
+      auto b = static_cast<unsigned char>(bytes[pos++]);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw TokenError("the schedule part holds a number that is too long");
+  };
+  std::int64_t previous = 0;
+  while (pos < bytes.size()) {
+    const std::uint64_t zig = get();
+    const std::uint64_t repeat = get();
+    const std::int64_t agent = previous + static_cast<std::int64_t>((zig >> 1) ^ (~(zig & 1) + 1));
+    if (agent < 0 || static_cast<std::uint64_t>(agent) >= kNoAgent - 1)
+      throw TokenError(fmt::format("the schedule names agent {}, which no execution has", agent));
+    if (repeat == 0) throw TokenError("the schedule part is corrupt");
+    if (repeat > max_steps || out.size() + repeat > max_steps)
+      throw TokenError(fmt::format("the token records more than {} steps (the step limit)", max_steps));
+    out.insert(out.end(), repeat, static_cast<AgentId>(agent));
+    previous = agent;
+  }
+  return out;
+}
+}  // namespace
+
+std::string encode_token_mb1(const ReplayToken& token) {
   std::string opts;
   for (const auto& [k, v] : token.options) opts += fmt::format("{}{}={}", opts.empty() ? "" : ",", k, v);
   return fmt::format("mb1:{}:{}:{}", token.protocol, opts, encode_schedule(token.schedule));
+}
+
+std::string encode_token(const ReplayToken& token) {
+  std::string opts;
+  for (const auto& [k, v] : token.options) opts += fmt::format("{}{}={}", opts.empty() ? "" : ",", k, v);
+  return fmt::format("mb2:{}:{}:{}", token.protocol, opts, deflated_schedule(token.schedule));
 }
 
 ReplayToken decode_token(const std::string& text, std::uint64_t max_steps) {
@@ -108,7 +213,10 @@ ReplayToken decode_token(const std::string& text, std::uint64_t max_steps) {
   std::string t;
   for (char c : text)
     if (!std::isspace(static_cast<unsigned char>(c))) t.push_back(c);
-  if (t.rfind("mb1:", 0) != 0) throw TokenError("a replay token starts with 'mb1:'");
+  // mb2: the schedule deflated (encode_token); mb1: plain varints (the crash reporter's, made
+  // without allocating, and tokens of earlier versions).
+  const bool deflated = t.rfind("mb2:", 0) == 0;
+  if (!deflated && t.rfind("mb1:", 0) != 0) throw TokenError("a replay token starts with 'mb2:' (or 'mb1:')");
   auto p1 = t.find(':', 4);
   if (p1 == std::string::npos) throw TokenError("no shape part after the protocol name");
   auto p2 = t.find(':', p1 + 1);
@@ -130,7 +238,8 @@ ReplayToken decode_token(const std::string& text, std::uint64_t max_steps) {
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  out.schedule = decode_schedule(t.substr(p2 + 1), max_steps);
+  out.schedule =
+      deflated ? decode_deflated_schedule(t.substr(p2 + 1), max_steps) : decode_schedule(t.substr(p2 + 1), max_steps);
   return out;
 }
 

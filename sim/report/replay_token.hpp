@@ -1,9 +1,11 @@
 // Replay tokens: one printable string that names the protocol, its shape and the exact
 // schedule of an execution, so `mbcheck replay TOKEN` reproduces it step for step.
 //
-//   mb1:<protocol>:<key>=<value>,<key>=<value>,...:<schedule>
+//   mb2:<protocol>:<key>=<value>,<key>=<value>,...:<schedule>
 // The schedule is the agent chosen at each step, run-length encoded as (agent, repeat)
-// LEB128 varints, then base64url without padding.
+// LEB128 varints, the agent as the zigzag difference from the previous run's, deflated
+// (zlib), then base64url without padding. mb1 tokens (the same varints with the agent itself,
+// not deflated: what the crash reporter writes without allocating) are read as well.
 #pragma once
 
 #include <map>
@@ -26,6 +28,9 @@ struct TokenError : std::runtime_error {
 };
 
 std::string encode_token(const ReplayToken& token);
+// The mb1 form (schedule not deflated): the crash reporter's, whose schedule part is written
+// by encode_schedule_to from a signal handler after this prefix.
+std::string encode_token_mb1(const ReplayToken& token);
 // The most steps a token may record: the step limit of one execution (every command's default).
 inline constexpr std::uint64_t kMaxTokenSteps = 10'000'000;
 // Throws TokenError saying what is wrong (a duplicate shape entry, more than `max_steps`

@@ -270,9 +270,10 @@ function lanes() {
 }
 const barriers = [...new Set(steps.filter(s => s.barrier && s.state).map(s => s.barrier))];
 function draw() {
-  const ls = lanes(), W = Math.max(800, 40 + steps.length * 6), rowH = 16, labelW = 230;
+  // rightW: room after the last (failing) step, so that it is never at the chart's very edge.
+  const ls = lanes(), rightW = 160, W = Math.max(800, 40 + rightW + steps.length * 6), rowH = 16, labelW = 230;
   const H = (ls.length + barriers.length + 2) * rowH + 10;
-  const x = step => labelW + (step - 1) * (W - labelW - 10) / Math.max(1, failing);
+  const x = step => labelW + (step - 1) * (W - labelW - rightW) / Math.max(1, failing);
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg"); svg.setAttribute("width", W); svg.setAttribute("height", H);
   const chart = document.getElementById("chart"); chart.replaceChildren(svg);  // laid out as drawn: labels are measured
