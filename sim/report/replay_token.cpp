@@ -4,7 +4,9 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace mbcheck::sim {
 
@@ -71,8 +73,10 @@ std::string encode_schedule(const std::vector<AgentId>& schedule) {
   return out;
 }
 
-std::vector<AgentId> decode_schedule(const std::string& text, std::uint64_t max_steps) {
-  std::string bytes = unbase64url(text);
+namespace {
+// The runs (agent, repeat) as LEB128 varints; with `delta` (mb2) the agent is the zigzag
+// difference from the previous run's.
+std::vector<AgentId> decode_runs(const std::string& bytes, bool delta, std::uint64_t max_steps) {
   std::vector<AgentId> out;
   std::size_t pos = 0;
   auto get = [&]() -> std::uint64_t {
@@ -85,18 +89,27 @@ std::vector<AgentId> decode_schedule(const std::string& text, std::uint64_t max_
     }
     throw TokenError("the schedule part holds a number that is too long");
   };
+  std::int64_t previous = 0;
   while (pos < bytes.size()) {
-    std::uint64_t agent = get();
-    std::uint64_t repeat = get();
-    if (agent >= kNoAgent - 1)
+    const std::uint64_t first = get();
+    const std::uint64_t repeat = get();
+    const std::int64_t agent = delta ? previous + static_cast<std::int64_t>((first >> 1) ^ (~(first & 1) + 1))
+                                     : static_cast<std::int64_t>(std::min<std::uint64_t>(first, INT64_MAX));
+    if (agent < 0 || static_cast<std::uint64_t>(agent) >= kNoAgent - 1)
       throw TokenError(fmt::format("the schedule names agent {}, which no execution has", agent));
     if (repeat == 0) throw TokenError("the schedule part is corrupt");
     // Bounded before anything is allocated: a few characters can claim billions of steps.
     if (repeat > max_steps || out.size() + repeat > max_steps)
       throw TokenError(fmt::format("the token records more than {} steps (the step limit)", max_steps));
     out.insert(out.end(), repeat, static_cast<AgentId>(agent));
+    previous = agent;
   }
   return out;
+}
+}  // namespace
+
+std::vector<AgentId> decode_schedule(const std::string& text, std::uint64_t max_steps) {
+  return decode_runs(unbase64url(text), false, max_steps);
 }
 
 namespace {
@@ -165,34 +178,8 @@ std::string inflated(const std::string& bytes, std::size_t cap) {
 }
 
 std::vector<AgentId> decode_deflated_schedule(const std::string& text, std::uint64_t max_steps) {
-  const std::string bytes =
-      inflated(unbase64url(text), static_cast<std::size_t>(std::min<std::uint64_t>(max_steps, 1u << 26)) * 10 + 64);
-  std::vector<AgentId> out;
-  std::size_t pos = 0;
-  auto get = [&]() -> std::uint64_t {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos >= bytes.size()) throw TokenError("the schedule part is truncated");
-      auto b = static_cast<unsigned char>(bytes[pos++]);
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    throw TokenError("the schedule part holds a number that is too long");
-  };
-  std::int64_t previous = 0;
-  while (pos < bytes.size()) {
-    const std::uint64_t zig = get();
-    const std::uint64_t repeat = get();
-    const std::int64_t agent = previous + static_cast<std::int64_t>((zig >> 1) ^ (~(zig & 1) + 1));
-    if (agent < 0 || static_cast<std::uint64_t>(agent) >= kNoAgent - 1)
-      throw TokenError(fmt::format("the schedule names agent {}, which no execution has", agent));
-    if (repeat == 0) throw TokenError("the schedule part is corrupt");
-    if (repeat > max_steps || out.size() + repeat > max_steps)
-      throw TokenError(fmt::format("the token records more than {} steps (the step limit)", max_steps));
-    out.insert(out.end(), repeat, static_cast<AgentId>(agent));
-    previous = agent;
-  }
-  return out;
+  const std::size_t cap = static_cast<std::size_t>(std::min<std::uint64_t>(max_steps, 1u << 26)) * 10 + 64;
+  return decode_runs(inflated(unbase64url(text), cap), true, max_steps);
 }
 }  // namespace
 
