@@ -524,22 +524,38 @@ python3 "$(dirname "$0")/validate_json.py" "$schema" check "$tmp/v_bad.json" >/d
   echo "ok:   the schema refuses a negative execution count"
 
 # --watchdog (check, run, replay): a thread looping in protocol code without calling into
-# mbcheck is reported after that many seconds (exit 1), with the source line of its last
-# operation, a replay token, and the flag to raise.
+# mbcheck is stopped after that many seconds: a hang verdict (exit 1) with the source line of
+# its last operation, a replay token that replays it, and the flag to raise.
 wait_line=$(grep -n 'bar.wait(0);' "$root/tests/cli_fixture.cpp" | cut -d: -f1)
 for cmd in run check; do
   timed "$FIXTURE" $cmd handoff-lite --mutation endless-loop --watchdog 0.3
-  if [ "$rc" = 1 ] && [ "$ms" -lt 5000 ] && grep -qF "tests/cli_fixture.cpp:$wait_line" "$tmp/err" &&
-    grep -qF "raise --watchdog SECONDS" "$tmp/err" && ! grep -q "RunLimits" "$tmp/err"; then
-    echo "ok:   $cmd --watchdog 0.3: exit 1 after $ms ms, naming tests/cli_fixture.cpp:$wait_line"
+  if [ "$rc" = 1 ] && [ "$ms" -lt 5000 ] && grep -qF "bug: hang" "$tmp/out" && grep -qF "tests/cli_fixture.cpp:$wait_line" "$tmp/out" &&
+    grep -qF "raise --watchdog SECONDS" "$tmp/out" && ! grep -q "RunLimits" "$tmp/out"; then
+    echo "ok:   $cmd --watchdog 0.3: hang, exit 1 after $ms ms, naming tests/cli_fixture.cpp:$wait_line"
   else
-    echo "FAIL: $cmd --watchdog 0.3: exit $rc after $ms ms: $(cat "$tmp/err")"; failures=$((failures + 1))
+    echo "FAIL: $cmd --watchdog 0.3: exit $rc after $ms ms: $(cat "$tmp/out" "$tmp/err")"; failures=$((failures + 1))
   fi
 done
-token=$(sed -n 's/.*replay: //p' "$tmp/err")
+token=$(sed -n 's/^replay: *//p' "$tmp/out" | head -1)
 timed "$FIXTURE" replay "$token" --watchdog 0.3
-[ "$rc" = 1 ] && grep -qF "raise --watchdog" "$tmp/err" && echo "ok:   replay --watchdog 0.3: exit 1 after $ms ms" ||
-  { echo "FAIL: replay --watchdog 0.3: exit $rc: $(cat "$tmp/err")"; failures=$((failures + 1)); }
+[ "$rc" = 1 ] && grep -qF "hang" "$tmp/out" && echo "ok:   replay --watchdog 0.3: the hang again, exit 1 after $ms ms" ||
+  { echo "FAIL: replay --watchdog 0.3: exit $rc: $(cat "$tmp/out" "$tmp/err")"; failures=$((failures + 1)); }
+# A stuck thread is a verdict (hang) like any other bug: --json and --sarif are written, and
+# the search ends there (it was the process ending with a report on stderr only).
+"$FIXTURE" check handoff-lite --waiters 2 --mutation endless-loop --watchdog 0.3 --json --sarif "$tmp/hang.sarif" \
+  >"$tmp/hang.json" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/hang.json" "$tmp/hang.sarif" "tests/cli_fixture.cpp:$wait_line" <<'PY' && [ "$rc" = 1 ] &&
+import json, sys
+j, sarif = (json.load(open(f)) for f in sys.argv[1:3])
+assert j["verdict"] == "bug" and j["kind"] == "hang", (j["verdict"], j["kind"])
+assert "ran protocol code for more than 0.3 s" in j["cause"] and sys.argv[3] in j["cause"], j["cause"]
+(r,) = sarif["runs"][0]["results"]
+assert r["ruleId"] == "hang", r["ruleId"]
+PY
+  echo "ok:   a stuck thread: --json (kind hang) and --sarif (rule hang), exit 1" ||
+  { echo "FAIL: a stuck thread with --json --sarif: exit $rc, $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); }
+validate check "$tmp/hang.json"
 expect_usage "--watchdog: must be a number of seconds in [0, 1e9], got '-1'" run epi-load --watchdog -1
 expect 0 "verified: " -- check readers --n 2 --watchdog 0
 

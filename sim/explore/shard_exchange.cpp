@@ -40,7 +40,7 @@ nlohmann::json outcome_json(const Outcome& o) {
 Outcome outcome_from_json(const nlohmann::json& j) {
   Outcome o;
   const int verdict = j.at("verdict").get<int>();
-  if (verdict < 0 || verdict > static_cast<int>(Verdict::crash) || !is_bug(static_cast<Verdict>(verdict)))
+  if (verdict < 0 || verdict > static_cast<int>(Verdict::hang) || !is_bug(static_cast<Verdict>(verdict)))
     throw std::invalid_argument(fmt::format("\"verdict\" {} is not a bug", verdict));
   o.verdict = static_cast<Verdict>(verdict);
   const int m = j.at("misuse").get<int>();

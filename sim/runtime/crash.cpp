@@ -176,6 +176,29 @@ void land_in_protocol(const Runtime& rt, int sig, const Agent* overflow, std::ui
   if (!overflow && sp >= lo && sp < hi) siglongjmp(landing, sig);
 }
 
+// ---------------------------------------------------------------------------------------
+// A stuck thread ended as a verdict: the watchdog signals the OS thread that runs it, and the
+// handler lands it (as a crash does) if it is still stuck in the same place: in protocol code
+// on its fiber, with no progress since the watchdog looked. Otherwise the handler does
+// nothing and the watchdog's next round reports the hang and ends the process (report_hang).
+
+const int kHangSignal = SIGRTMIN + 3;
+constexpr int kHangLanding = 4096;  // sigsetjmp's value for a hang: no signal number
+std::atomic<const Runtime*> g_hang_rt{nullptr};  // what the watchdog saw stuck, and when
+std::atomic<std::uint64_t> g_hang_ticks{0};
+
+extern "C" void on_hang_signal(int, siginfo_t*, void* context) {
+  const Runtime* rt = Runtime::current_or_null();
+  if (!rt || g_hang_rt.load() != rt || rt->progress_ticks() != g_hang_ticks.load()) return;
+  const Agent* a = rt->running_agent();
+  if (!a || !a->can_land || !rt->in_protocol_code()) return;
+  const auto sp = interrupted_stack_pointer(context);
+  const auto lo = reinterpret_cast<std::uintptr_t>(a->stack_lo), hi = reinterpret_cast<std::uintptr_t>(a->stack_hi);
+  if (sp < lo || sp >= hi) return;
+  g_hang_rt.store(nullptr);
+  siglongjmp(const_cast<Agent*>(a)->landing, kHangLanding);
+}
+
 extern "C" void on_fatal_signal(int sig, siginfo_t* info, void* context) {
   const Runtime* rt = Runtime::current_or_null();
   const Agent* overflow = rt && sig == SIGSEGV ? overflowed_agent(*rt, reinterpret_cast<std::uintptr_t>(info->si_addr),
@@ -320,6 +343,12 @@ void put_site(Writer& w, const CallSite& site) {
 // Called with the watchdog's lock held. Formats from the runtime's state (its thread is
 // inside protocol code and touches none of it), then checks that it has not moved on.
 void report_hang(const Runtime& rt, std::uint64_t ticks, double limit) {
+  if (g_hang_rt.load() != &rt || g_hang_ticks.load() != ticks) {  // first: end it as a verdict
+    g_hang_ticks.store(ticks);
+    g_hang_rt.store(&rt);
+    pthread_kill(rt.os_thread(), kHangSignal);
+    return;
+  }
   if (!try_claim_report()) return;  // another report is being written: look again next round
   Writer w;
   w.put("\nmbcheck: ");
@@ -443,6 +472,11 @@ void prepare_thread_for_reports() {
   register_fork_hooks();
   static std::once_flag hooks;
   std::call_once(hooks, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_hang_signal;
+    sa.sa_flags = SA_ONSTACK | SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(kHangSignal, &sa, nullptr);
     std::at_quick_exit(on_quick_exit);
     std::atexit(on_atexit);  // only a fallback: the thread reporter's destructor runs first
   });
@@ -572,7 +606,7 @@ bool Runtime::run_thread_main(Agent& a) {
     a.can_land = false;  // a fault from here on is the runtime's own: reported, fatal
     sigset_t delivered;
     sigemptyset(&delivered);
-    sigaddset(&delivered, how < 0 ? -how : how);
+    sigaddset(&delivered, how == kHangLanding ? kHangSignal : how < 0 ? -how : how);
     pthread_sigmask(SIG_UNBLOCK, &delivered, nullptr);
     // The abandoned frames' redzones would stay poisoned for AddressSanitizer (a no-op otherwise).
     const unsigned char here = 0;
@@ -581,6 +615,16 @@ bool Runtime::run_thread_main(Agent& a) {
     if (outcome_.culprits.empty()) outcome_.culprits = {a.id};
     // Still "in protocol code" until fiber_main leaves it: should the allocator be unusable
     // (a crash inside it, holding its lock), the watchdog ends the process.
+    if (how == kHangLanding) {
+      end(Verdict::hang,
+          fmt::format("{} ran protocol code for more than {:g} s without a visible operation, load or store{} (an "
+                      "endless loop? if it is only slow, raise --watchdog SECONDS; 0: no limit)",
+                      describe_agent(a.id), limits_.watchdog_seconds,
+                      a.site.line > 0 ? fmt::format(", since its operation at {}:{}", source_path(a.site.file),
+                                                    a.site.line)
+                                      : std::string()));
+      return false;
+    }
     end(Verdict::crash,
         how < 0
             ? fmt::format("stack overflow in {}: protocol code needed more than its fiber stack of {} bytes (a "

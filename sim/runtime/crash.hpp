@@ -11,7 +11,10 @@
 //   * exit() or quick_exit() called by protocol code: the thread and the step, exit 1;
 //   * a thread running protocol code for longer than RunLimits::watchdog_seconds (the CLI's
 //     --watchdog) without calling into the runtime (no visible operation, load or store): the
-//     watchdog names it and the source line of its last operation, exit 1.
+//     watchdog signals its OS thread and the handler lands it as a crash lands, ending the
+//     execution with Verdict::hang (a bug like any other); should it not land (no longer in
+//     protocol code on its fiber), the watchdog's next round names it and the source line of
+//     its last operation, exit 1.
 // Exit status 1 is mbcheck's "bug found" (sim/main.cpp): each of these is a bug of the
 // protocol, and the process cannot go on to print a verdict. Each report ends with the
 // replay token of the schedule so far.

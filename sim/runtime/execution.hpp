@@ -40,6 +40,7 @@ enum class Verdict : std::uint8_t {
   pruned,      // the strategy stopped the execution (redundant for the search): not a bug
   // Last, so that the numbers shard-exchange files store for the verdicts above stay as they were.
   crash,  // protocol code died of a fatal signal (a wild pointer, abort()) or overflowed its stack
+  hang,   // a thread ran protocol code longer than RunLimits::watchdog_seconds without calling in
 };
 const char* to_string(Verdict v);
 inline bool is_bug(Verdict v) { return v != Verdict::completed && v != Verdict::pruned; }

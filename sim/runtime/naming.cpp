@@ -40,6 +40,7 @@ const char* to_string(Verdict v) {
     case Verdict::lifetime: return "lifetime";
     case Verdict::exception: return "exception";
     case Verdict::crash: return "crash";
+    case Verdict::hang: return "hang";
     case Verdict::step_limit: return "step-limit";
     case Verdict::diverged: return "diverged";
     case Verdict::pruned: return "pruned";

@@ -330,6 +330,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   prepare_fibers(limits.stack_bytes);
   prepare_thread_for_reports();
   watch_limit_s_.store(limits.watchdog_seconds, std::memory_order_relaxed);
+  os_thread_ = pthread_self();
   if (limits.watchdog_seconds > 0 && !watched_) {
     watch(*this);
     watched_ = true;

@@ -27,6 +27,8 @@
 // one blocking wait's, with the same acquire point and the same aliasing checks.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <csetjmp>
 #include <cstdint>
@@ -187,6 +189,8 @@ class Runtime {
   std::uint64_t progress_ticks() const { return ticks_.load(std::memory_order_relaxed); }
   bool in_protocol_code() const { return in_protocol_.load(std::memory_order_relaxed); }
   double watched_limit_s() const { return watch_limit_s_.load(std::memory_order_relaxed); }
+  // The OS thread that runs the executions (the watchdog signals it to end a stuck thread).
+  pthread_t os_thread() const { return os_thread_; }
   // The step (1-based) that let the CTA's last sync_threads go (its last arrival or the
   // exit of the last thread it waited for).
   std::uint64_t sync_release_step(std::uint32_t cta) const { return ctas_[cta].release_step; }
@@ -492,7 +496,7 @@ class Runtime {
   std::uint32_t intern_site(const CallSite& site);
   Outcome::Located located(const CallSite& site, std::string text) const;
   void fiber_main(AgentId id);
-  bool run_thread_main(Agent& a);  // false: it crashed (Verdict::crash)
+  bool run_thread_main(Agent& a);  // false: it crashed or hung (Verdict::crash, Verdict::hang)
   // Barrier 0 (sim/runtime/block_sync.cpp).
   std::uint32_t block_thread_count() const;
   bool block_arrived(const CtaInfo& cta, AgentId id) const;
@@ -591,6 +595,7 @@ class Runtime {
   std::atomic<std::uint64_t> ticks_{0};
   std::atomic<bool> in_protocol_{false};
   std::atomic<double> watch_limit_s_{0};
+  pthread_t os_thread_{};
   bool watched_ = false;  // registered with the watchdog
 };
 
