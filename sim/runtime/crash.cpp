@@ -183,7 +183,7 @@ void land_in_protocol(const Runtime& rt, int sig, const Agent* overflow, std::ui
 // nothing and the watchdog's next round reports the hang and ends the process (report_hang).
 
 const int kHangSignal = SIGRTMIN + 3;
-constexpr int kHangLanding = 4096;  // sigsetjmp's value for a hang: no signal number
+constexpr int kHangLanding = 4096;               // sigsetjmp's value for a hang: no signal number
 std::atomic<const Runtime*> g_hang_rt{nullptr};  // what the watchdog saw stuck, and when
 std::atomic<std::uint64_t> g_hang_ticks{0};
 
@@ -620,9 +620,9 @@ bool Runtime::run_thread_main(Agent& a) {
           fmt::format("{} ran protocol code for more than {:g} s without a visible operation, load or store{} (an "
                       "endless loop? if it is only slow, raise --watchdog SECONDS; 0: no limit)",
                       describe_agent(a.id), limits_.watchdog_seconds,
-                      a.site.line > 0 ? fmt::format(", since its operation at {}:{}", source_path(a.site.file),
-                                                    a.site.line)
-                                      : std::string()));
+                      a.site.line > 0
+                          ? fmt::format(", since its operation at {}:{}", source_path(a.site.file), a.site.line)
+                          : std::string()));
       return false;
     }
     end(Verdict::crash,
