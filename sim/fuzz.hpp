@@ -53,9 +53,9 @@ int count_preemptions(Program& program, const std::vector<AgentId>& schedule);
 // `make_program` builds one Program per worker thread (a Program holds its own memory).
 FuzzResult fuzz(const std::function<std::unique_ptr<Program>()>& make_program, const FuzzOptions& options);
 
-// A schedule that fails the same way with as few preemptions as a bounded search finds
-// (iterative context bounding: 0, 1, 2, ... up to the original's count), else the original.
-// `budget_s` (> 0) caps the time it takes.
+// A schedule that fails the same way with fewer preemptions, if the shrinker finds one within
+// `budget_s` (> 0) seconds (sim/explore/shrink.cpp: a prefix with a preemption-free tail,
+// preemptions dropped from a relaxed replay, then bounded search), else the original.
 Counterexample shrink(Program& program, const Outcome& failing, std::size_t timeline_lines, int* preemptions_out,
                       double budget_s = 6.0);
 

@@ -4,6 +4,7 @@
 #include "sim/fuzz.hpp"
 #include "sim/protocols/protocols.hpp"
 #include "sim/explore/strategy.hpp"
+#include "sim/report/replay_token.hpp"
 
 using namespace mbcheck::sim;
 using Opts = std::map<std::string, std::string>;
@@ -109,21 +110,42 @@ TEST_CASE("the shrinker keeps the bug kind and never adds preemptions", "[fuzz][
   CHECK(replay_schedule(*prog, r.counterexample->schedule, false).verdict == r.counterexample->kind);
 }
 
-TEST_CASE("a shrunk fuzzing counterexample of cluster-gemm has fewer preemptions than the failing run",
-          "[fuzz][shrink]") {
-  // Random runs of a 2x1 cluster preempt thousands of times; the shrinker keeps a prefix of
-  // the failing run and lets the rest run without preemptions (then bounded search).
-  auto mutation = GENERATE(as<std::string>{}, "no-producer-tail", "local-release-only", "unscaled-empty-count",
-                           "no-init-fence", "wrong-multicast-mask", "skip-remote-arrivals");
-  FuzzOptions o;
-  o.runs = 2000;
-  o.jobs = 1;
-  o.kind = FuzzKind::random;
-  FuzzResult r = fuzz(factory("cluster-gemm", {{"mutation", mutation}}), o);
-  INFO(mutation);
-  REQUIRE(r.counterexample);
-  REQUIRE(r.original_preemptions > 0);
-  CHECK(r.shrunk_preemptions < r.original_preemptions);
-  auto prog = make_protocol("cluster-gemm", {{"mutation", mutation}});
-  CHECK(replay_schedule(*prog, r.counterexample->schedule, false).verdict == r.counterexample->kind);
+TEST_CASE(
+    "every bundled mutation: fuzzing finds it, and its shrunk counterexample has fewer preemptions than the "
+    "failing run (or the failing run had none) and a token under 2 KB",
+    "[fuzz][shrink]") {
+  // Shape flags a mutation needs besides its default shape.
+  const std::map<std::string, Opts> needs = {{"epi-load/single-stage-wrong-parity", {{"stages", "1"}}},
+                                             {"cluster-gemm/order-count-mismatch", {{"order", "named-barriers"}}},
+                                             {"cluster-gemm/double-arrive", {{"order", "named-barriers"}}},
+                                             {"cluster-gemm/no-order", {{"order", "named-barriers"}}}};
+  int mutations = 0, shrunk = 0;
+  for (const ProtocolInfo& p : bundled_protocols()) {
+    for (const std::string& mutation : p.mutations) {
+      ++mutations;
+      Opts opts{{"mutation", mutation}};
+      if (auto it = needs.find(p.name + "/" + mutation); it != needs.end())
+        opts.insert(it->second.begin(), it->second.end());
+      FuzzOptions o;
+      o.runs = 2000;
+      o.jobs = 1;
+      o.kind = FuzzKind::random;
+      FuzzResult r = fuzz(factory(p.name, opts), o);
+      INFO(p.name << " --mutation " << mutation);
+      REQUIRE(r.counterexample);
+      REQUIRE(r.original);
+      CHECK(r.counterexample->kind == r.original->kind);
+      if (r.original_preemptions > 0) CHECK(r.shrunk_preemptions < r.original_preemptions);
+      shrunk += r.shrunk_preemptions < r.original_preemptions;
+      auto prog = make_protocol(p.name, opts);
+      CHECK(replay_schedule(*prog, r.counterexample->schedule, false).verdict == r.counterexample->kind);
+      const std::string token = encode_token({p.name, prog->options(), r.counterexample->schedule});
+      INFO(token.size() << " chars, " << r.counterexample->schedule.size() << " steps");
+      // pingpong double-arrive's bug needs ~3,900 steps with ~1,600 switches among 288 threads
+      // where the one that ran last blocks (no preemption is left): ~3.7 KB.
+      CHECK(token.size() < (p.name + "/" + mutation == "pingpong/double-arrive" ? 4096u : 2048u));
+    }
+  }
+  CHECK(mutations >= 32);
+  CHECK(shrunk >= mutations / 2);  // most failing runs preempt: the shrinker is not idle
 }

@@ -12,6 +12,14 @@
 namespace mbcheck::sim::cli {
 
 namespace {
+// Why a shrunk counterexample has as many preemptions as the failing run, if it has.
+std::string why_not_shrunk(const FuzzResult& r) {
+  if (r.shrunk_preemptions < r.original_preemptions) return "";
+  if (r.original_preemptions == 0) return ": none to remove";
+  if (r.shrink_cut) return ": no time was left to shrink it";
+  return ": no run of the same kind with fewer was found within the shrinker's time (6 s, or what the time limit left)";
+}
+
 struct FuzzReport {
   const CheckCommand& cmd;
   CliProgram& program;
@@ -61,8 +69,8 @@ struct FuzzReport {
     std::string report = format_report(shown, token);
     print_out("{}", report.substr(0, report.rfind("bug: ")));  // the verdict line follows
     if (o.shrink)
-      print_out("shrunk:   {} preemptions (the failing run had {}){}\n", r.shrunk_preemptions, r.original_preemptions,
-                cmd.keep_original ? fmt::format("; original: {}", original_token) : "");
+      print_out("shrunk:   {} preemptions (the failing run had {}{}){}\n", r.shrunk_preemptions, r.original_preemptions,
+                why_not_shrunk(r), cmd.keep_original ? fmt::format("; original: {}", original_token) : "");
     print_out("bug: {}: {} run {} of {} (seed {} run {}), {} transitions, {:.3f} s\n",
               to_string(r.counterexample->kind), what, *r.bug_run + 1, r.runs, o.seed, *r.bug_run, r.transitions,
               r.seconds);
