@@ -502,6 +502,23 @@ if [ "$code" -eq 3 ] && [ "$ms" -lt $((5000 * ${MBCHECK_TIMEOUT_SCALE:-1})) ] &&
 else
   echo "FAIL: --time-limit 2 inside one long execution: exit $code after $ms ms"; cat "$tmp/tl.err"; failures=$((failures + 1))
 fi
+# run: --time-limit and SIGINT stop its one execution too (it ran to --max-steps), with the
+# prefix's token.
+timed "$MBCHECK" run epi-load --tiles 1000000 --tile-elems 4 --time-limit 1
+[ "$rc" = 3 ] && [ "$ms" -lt $((4000 * ${MBCHECK_TIMEOUT_SCALE:-1})) ] && grep -qF "verdict: incomplete: time limit" "$tmp/out" &&
+  grep -q "^replay:  mb2:epi-load:" "$tmp/out" && echo "ok:   run --time-limit 1: exit 3 after $ms ms, with the prefix's token" ||
+  { echo "FAIL: run --time-limit 1: exit $rc after $ms ms: $(head -c 300 "$tmp/out")"; failures=$((failures + 1)); }
+"$MBCHECK" run epi-load --tiles 1000000 --tile-elems 4 >"$tmp/run_int.out" 2>&1 &
+pid=$!
+sleep 1
+kill -INT $pid
+t0=$(date +%s%N)
+wait $pid
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" = 3 ] && [ "$ms" -lt $((3000 * ${MBCHECK_TIMEOUT_SCALE:-1})) ] && grep -qF "verdict: incomplete: interrupted" "$tmp/run_int.out" &&
+  echo "ok:   run, SIGINT inside its execution: exit 3 after $ms ms" ||
+  { echo "FAIL: run, SIGINT inside its execution: exit $rc after $ms ms: $(head -c 300 "$tmp/run_int.out")"; failures=$((failures + 1)); }
 
 # The schema as a whole accepts each command's output and refuses documents that match no
 # command's definition: an unknown verdict, a missing execution count, a count as a string.
@@ -581,6 +598,24 @@ PY
 validate check "$tmp/crash.json"
 token=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['replay'])" "$tmp/crash.json")
 MBCHECK=$FIXTURE expect 1 "verdict: bug: crash" -- replay "$token"
+# The crash token from a file, with every output: the same crash, reported as any bug.
+echo "$token" >"$tmp/crash.token"
+"$FIXTURE" replay --replay-file "$tmp/crash.token" --json --html "$tmp/crash.html" --sarif "$tmp/crash_replay.sarif" \
+  >"$tmp/crash_replay.json" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/crash_replay.json" "$tmp/crash_replay.sarif" "$tmp/crash.html" <<'PY' && [ "$rc" = 1 ] &&
+import json, sys
+j, sarif = (json.load(open(f)) for f in sys.argv[1:3])
+assert j["verdict"] == "bug" and j["kind"] == "crash", (j["verdict"], j["kind"])
+assert "crashed in protocol code: Segmentation fault" in j["cause"], j["cause"]
+(r,) = sarif["runs"][0]["results"]
+assert r["ruleId"] == "crash", r["ruleId"]
+html = open(sys.argv[3]).read()
+assert "crashed in protocol code" in html and "</html>" in html
+PY
+  echo "ok:   replay --replay-file crash.token --json --html --sarif: the crash, exit 1" ||
+  { echo "FAIL: replay of a crash token with every output: exit $rc, $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); }
+validate replay "$tmp/crash_replay.json"
 
 # check/run PROTOCOL --help: that protocol's own shape flags with their meaning and default,
 # no other protocol's; a user's protocol is not called a bundled one.

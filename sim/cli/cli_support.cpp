@@ -31,6 +31,13 @@ std::string shape_line(const std::map<std::string, std::string>& options) {
 
 // Prints one execution's result; returns the exit code.
 int report(const std::string& protocol, CliProgram& program, const Outcome& out, bool print_token_always) {
+  if (out.cut_short) {
+    // Stopped inside the execution (SIGINT/SIGTERM, --time-limit): its prefix proves nothing.
+    print_out("verdict: incomplete: {}\n", stop_requested() ? "interrupted" : "time limit");
+    print_out("steps:   {} (stopped there)\n", out.steps);
+    print_out("replay:  {}\n", encode_token({protocol, program.options(), out.schedule}));
+    return kExitIncomplete;
+  }
   if (out.verdict == Verdict::step_limit) {
     // Past --max-steps the execution proves nothing either way.
     print_out("verdict: incomplete: step-limit\n");

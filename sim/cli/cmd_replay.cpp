@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.hpp"
+#include "sim/explore/explore.hpp"
 #include "sim/explore/strategy.hpp"
 #include "sim/report/replay_token.hpp"
 #include "sim/report/visual.hpp"
@@ -63,13 +64,15 @@ int ReplayCommand::run(const Registry& registry) {
   RunLimits limits;
   limits.max_steps = token.schedule.size() + 1;
   limits.record_trace = true;
+  limits.stop = &stop_flag();  // SIGINT/SIGTERM stop the replay itself (exit 3)
   Outcome out = rt.execute(*program, strategy, limits);
   if (!json)
     for (const auto& t : rt.trace())
       print_out("#{:<5} {}: {}{}\n", t.step, t.who, t.what, t.where.empty() ? "" : fmt::format("  ({})", t.where));
   // A schedule that names an agent the protocol does not have (the search's own "pruned"
   // stop included), or that the execution does not follow, does not fit the protocol.
-  if (out.verdict == Verdict::pruned || (out.verdict != Verdict::diverged && !strategy.finished())) {
+  if (!out.cut_short &&
+      (out.verdict == Verdict::pruned || (out.verdict != Verdict::diverged && !strategy.finished()))) {
     out.verdict = Verdict::diverged;
     out.message =
         fmt::format("the execution ended after {} steps but the token records {}", out.steps, token.schedule.size());
@@ -87,10 +90,12 @@ int ReplayCommand::run(const Registry& registry) {
     nlohmann::json j = {
         {"protocol", token.protocol},
         {"options", program->options()},
-        {"verdict", out.verdict == Verdict::completed ? "ok"
-                    : diverged                        ? "diverged"
-                                                      : "bug"},
-        {"kind", out.verdict == Verdict::completed ? nlohmann::json() : nlohmann::json(to_string(out.verdict))},
+        {"verdict", out.cut_short                       ? "incomplete"
+                    : out.verdict == Verdict::completed ? "ok"
+                    : diverged                          ? "diverged"
+                                                        : "bug"},
+        {"kind", out.verdict == Verdict::completed || out.cut_short ? nlohmann::json()
+                                                                    : nlohmann::json(to_string(out.verdict))},
         {"cause", out.message},
         {"details", out.details},
         {"steps", out.steps},
@@ -99,7 +104,7 @@ int ReplayCommand::run(const Registry& registry) {
     j["counterexample"] = nlohmann::json::parse(counterexample_json(drawn));
     print_out("{}\n", j.dump(2));
     if (visuals.wanted()) (void)visuals.write(drawn);
-    return out.verdict == Verdict::completed ? kExitOk : kExitBug;
+    return out.cut_short ? kExitIncomplete : out.verdict == Verdict::completed ? kExitOk : kExitBug;
   }
   if (diverged) {
     print_out("diverged: at step {}: {}\n", out.steps, out.message);

@@ -1,9 +1,11 @@
 // mbcheck run <protocol> [--seed N]: one execution under a seeded random schedule.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <limits>
 
 #include "sim/cli/commands.hpp"
+#include "sim/explore/explore.hpp"
 #include "sim/explore/strategy.hpp"
 #include "sim/report/replay_token.hpp"
 #include "sim/runtime/runtime.hpp"
@@ -19,6 +21,8 @@ void RunCommand::add(CLI::App& parent, const Registry& registry) {
   app->add_option("--max-steps", max_steps, "give up after this many steps (0: no limit)")
       ->check(kWholeNumber)
       ->capture_default_str();
+  app->add_option("--time-limit", time_limit_s, "stop the execution after this many seconds (0: no limit)")
+      ->check(kSeconds);
   flags.add_to(app, registry.infos());
   visuals.add_to(app);
 }
@@ -32,6 +36,11 @@ int RunCommand::run(const Registry& registry) {
   RandomStrategy strategy(seed);
   RunLimits limits;
   limits.max_steps = max_steps;
+  limits.stop = &stop_flag();  // SIGINT/SIGTERM stop the execution itself (exit 3)
+  if (time_limit_s > 0)
+    limits.deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(time_limit_s));
   Outcome out = rt.execute(*program, strategy, limits);
   const int code = report(protocol, *program, out, token);
   // A failed write says so on stderr; a bug's exit code stays the verdict's.

@@ -77,6 +77,7 @@ struct RunCommand {
   CLI::App* app = nullptr;
   std::string protocol;
   std::uint64_t seed = 1, max_steps = kDefaultMaxSteps;
+  double time_limit_s = 0;
   bool token = false;
   ShapeFlags flags;
   VisualFiles visuals;
