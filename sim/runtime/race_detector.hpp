@@ -35,6 +35,11 @@ class RaceDetector {
     bool missing_fence = false;  // ordered, but the writer never ran fence.proxy.async after it
   };
 
+  RaceDetector() = default;
+  ~RaceDetector();  // its shadow pages go to the thread's pool (race_detector.cpp)
+  RaceDetector(const RaceDetector&) = delete;
+  RaceDetector& operator=(const RaceDetector&) = delete;
+
   void reset(std::size_t agents);
   void add_agent(AgentId id, AgentId parent);  // a copy agent starts from its issuer's clock
   // A bulk copy or store that is done never acts again: its clock and knowledge (each as
@@ -126,6 +131,8 @@ class RaceDetector {
     return e.agent == ~0u || (e.agent < clocks_[a].size() && clocks_[a][e.agent] >= e.clock);
   }
   Page& page(std::uintptr_t page_index);
+  struct PagePool;
+  std::unique_ptr<Page> new_page();
   VClock& released_clock(std::uint32_t barrier, std::int64_t phase);
 
   std::vector<VClock> clocks_;
@@ -162,7 +169,8 @@ class RaceDetector {
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
   std::uintptr_t cached_page_ = ~std::uintptr_t{0};
   Page* cached_ = nullptr;
-  std::uint32_t generation_ = 0;
+  std::uint32_t generation_ = 0;  // from one process-wide counter (race_detector.cpp)
+  std::uint32_t wraps_seen_ = 0;  // that counter's wraps when this detector's pages were last valid
   std::vector<std::vector<Epoch>> shared_reads_;
   std::vector<std::pair<VClock, Knowledge>> block_arrivals_;  // per CTA: this generation's bar.arrive 0
   std::vector<std::uint32_t> fenced_;  // per agent: its generic writes up to this epoch are fenced
