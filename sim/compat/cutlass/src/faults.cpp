@@ -2,6 +2,7 @@
 // empty wait a thread holds back) lives in a map keyed by (CTA, thread), cleared before every
 // execution, so that every execution of a search injects the same fault at the same calls.
 #include "mbcheck/cutlass_host/faults.hpp"
+#include "mbcheck/cutlass_host/thread_identity.hpp"
 
 #include <array>
 #include <map>

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/mman.h>
+
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -13,13 +15,15 @@
 #include "mbcheck/cutlass_host/faults.hpp"
 #include "mbcheck/cutlass_host/thread_identity.hpp"
 
+alignas(4096) char mbcheck_cutlass_shared_window[mbcheck::cutlass_host::kSharedWindowBytes];
+
 namespace mbcheck::cutlass_host {
 
 namespace {
 
 struct KernelEntry {
   KernelTrampoline call = nullptr;
-  std::string signature;
+  ArgumentCopier copy = nullptr;
 };
 std::map<const void*, KernelEntry>& registry() {
   static std::map<const void*, KernelEntry> r;
@@ -31,12 +35,24 @@ std::vector<LaunchRecord>& records() {
 }
 LaunchGeometry g_geometry;
 
+// The window's pages admit no access (a plain load or store of shared memory crashes loudly
+// instead of reading or writing bytes that are no CTA's).
+[[maybe_unused]] const bool g_window_sealed = [] {
+  return mprotect(mbcheck_cutlass_shared_window, kSharedWindowBytes, PROT_NONE) == 0;
+}();
+
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
 class LaunchProgram final : public sim::Program {
  public:
-  LaunchProgram(KernelTrampoline call, const void* kernel, void** args, LaunchGeometry geometry)
-      : call_(call), kernel_(kernel), args_(args), geometry_(geometry), memory_(snapshot_device_memory()) {}
+  LaunchProgram(const KernelEntry& entry, const void* kernel, void** args, LaunchGeometry geometry,
+                std::function<std::optional<std::string>()> check_result)
+      : call_(entry.call),
+        kernel_(kernel),
+        args_(entry.copy(args, arg_pointers_)),
+        geometry_(geometry),
+        memory_(snapshot_device_memory()),
+        check_(std::move(check_result)) {}
   sim::LaunchShape shape() const override {
     sim::LaunchShape s;
     s.ctas = geometry_.grid.x * geometry_.grid.y * geometry_.grid.z;
@@ -51,15 +67,26 @@ class LaunchProgram final : public sim::Program {
     reset_fault_state();
     restore_device_memory(memory_);
   }
-  void thread_main() override { call_(kernel_, args_); }
+  void thread_main() override { call_(kernel_, arg_pointers_.data()); }
+  std::optional<std::string> check_result() override { return check_ ? check_() : std::nullopt; }
 
  private:
   KernelTrampoline call_;
   const void* kernel_;
-  void** args_;
+  std::vector<void*> arg_pointers_;
+  std::shared_ptr<void> args_;
   LaunchGeometry geometry_;
   DeviceMemorySnapshot memory_;
+  std::function<std::optional<std::string>()> check_;
 };
+
+// capture_launch's state: the launch made while host code runs under it.
+struct Capture {
+  bool active = false;
+  std::vector<std::unique_ptr<sim::Program>> programs;
+  std::function<std::optional<std::string>()> check_result;
+};
+Capture g_capture;
 
 std::string describe(dim3 d) { return fmt::format("{}x{}x{}", d.x, d.y, d.z); }
 
@@ -67,8 +94,8 @@ std::string describe(dim3 d) { return fmt::format("{}x{}x{}", d.x, d.y, d.z); }
 
 LaunchGeometry& current_geometry() { return g_geometry; }
 
-void register_trampoline(const void* kernel, KernelTrampoline call, const char* signature) {
-  registry()[kernel] = {call, signature};
+void register_trampoline(const void* kernel, KernelTrampoline call, ArgumentCopier copy) {
+  registry()[kernel] = {call, copy};
 }
 
 LaunchPolicy& launch_policy() {
@@ -78,34 +105,35 @@ LaunchPolicy& launch_policy() {
 
 std::vector<LaunchRecord> take_launch_records() { return std::exchange(records(), {}); }
 
-unsigned char* shared_address(const void* window_address, std::size_t bytes, const char* what) {
-  const auto offset = reinterpret_cast<std::uintptr_t>(window_address);
+unsigned char* shared_address(const void* address, std::size_t bytes, const char* what) {
+  const auto offset = window_offset(address);
   const LaunchGeometry& g = g_geometry;
   if (offset + bytes > g.window_bytes) {
     static thread_local std::string message;
     message = fmt::format(
-        "{} at shared-memory address {:#x} (+{} B) is outside the launch's {} B of dynamic shared memory "
-        "(on the host a shared-memory address is an offset from the kernel's extern __shared__ array)",
-        what, offset, bytes, g.window_bytes);
+        "{} at {} (+{} B) is outside the launch's {} B of dynamic shared memory (the kernel's extern "
+        "__shared__ array)",
+        what, address, bytes, g.window_bytes);
     sim::HostPlatform::check(false, message.c_str());
   }
   return sim::HostPlatform::shared_memory() + offset;
 }
 
-sim::MbarrierState& barrier_state(const std::uint64_t* window_address, CallSite) {
-  const auto offset = reinterpret_cast<std::uintptr_t>(window_address);
+sim::MbarrierState& barrier_state(const std::uint64_t* address, CallSite) {
+  const auto offset = window_offset(address);
+  shared_address(address, 8, "an mbarrier");
   if (offset % 8 != 0) {
     static thread_local std::string message;
-    message = fmt::format("mbarrier at shared-memory address {:#x} is not 8-byte aligned", offset);
+    message = fmt::format("mbarrier at shared-memory offset {:#x} is not 8-byte aligned", offset);
     sim::HostPlatform::check(false, message.c_str());
   }
-  shared_address(window_address, 8, "an mbarrier");
   unsigned char* states = sim::HostPlatform::shared_memory() + g_geometry.states_offset;
   return *reinterpret_cast<sim::MbarrierState*>(states + offset / 8 * sizeof(sim::MbarrierState));
 }
 
 std::unique_ptr<sim::Program> make_launch_program(const void* kernel, void** args, dim3 grid, dim3 block,
-                                                  dim3 cluster, std::size_t dynamic_smem) {
+                                                  dim3 cluster, std::size_t dynamic_smem,
+                                                  std::function<std::optional<std::string>()> check_result) {
   auto it = registry().find(kernel);
   if (it == registry().end())
     throw std::invalid_argument(fmt::format(
@@ -121,9 +149,28 @@ std::unique_ptr<sim::Program> make_launch_program(const void* kernel, void** arg
     throw std::invalid_argument(
         fmt::format("grid {} is not a whole number of clusters {}", describe(grid), describe(cluster)));
   LaunchGeometry g{grid, block, cluster};
+  if (dynamic_smem > kSharedWindowBytes)
+    throw std::invalid_argument(fmt::format("{} B of dynamic shared memory: the host models at most {} B per CTA",
+                                            dynamic_smem, kSharedWindowBytes));
   g.window_bytes = round_up(dynamic_smem, 8);
   g.states_offset = round_up(g.window_bytes, 128);
-  return std::make_unique<LaunchProgram>(it->second.call, kernel, args, g);
+  return std::make_unique<LaunchProgram>(it->second, kernel, args, g, std::move(check_result));
+}
+
+std::unique_ptr<sim::Program> capture_launch(const std::function<void()>& host_code,
+                                             std::function<std::optional<std::string>()> check_result) {
+  g_capture = Capture{true, {}, std::move(check_result)};
+  try {
+    host_code();
+  } catch (...) {
+    g_capture = {};
+    throw;
+  }
+  Capture c = std::exchange(g_capture, {});
+  if (c.programs.size() != 1)
+    throw std::invalid_argument(fmt::format("the host code made {} kernel launches: one is checked at a time",
+                                            c.programs.size()));
+  return std::move(c.programs.front());
 }
 
 cudaError_t launch_and_check(const void* kernel, void** args, dim3 grid, dim3 block, dim3 cluster,
@@ -133,13 +180,19 @@ cudaError_t launch_and_check(const void* kernel, void** args, dim3 grid, dim3 bl
                           describe(block), dynamic_smem);
   std::unique_ptr<sim::Program> program;
   try {
-    program = make_launch_program(kernel, args, grid, block, cluster, dynamic_smem);
+    program = make_launch_program(kernel, args, grid, block, cluster, dynamic_smem,
+                                  g_capture.active ? g_capture.check_result : nullptr);
     if (auto error = sim::launch_shape_error(program->shape())) throw std::invalid_argument(*error);
   } catch (const std::invalid_argument& e) {
+    if (g_capture.active) throw;  // capture_launch's caller says it (the CLI: a usage error)
     std::fprintf(stderr, "mbcheck: launch %s: %s\n", rec.shape.c_str(), e.what());
     rec.report = e.what();
     records().push_back(rec);
     return cudaErrorInvalidConfiguration;
+  }
+  if (g_capture.active) {
+    g_capture.programs.push_back(std::move(program));
+    return cudaSuccess;
   }
   const LaunchPolicy& policy = launch_policy();
   sim::CheckOptions options = policy.check;

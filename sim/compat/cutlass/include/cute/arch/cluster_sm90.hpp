@@ -92,8 +92,8 @@ inline ElectOneLaneIdReturnType elect_one_leader_sync(::mbcheck::CallSite site =
 inline void store_shared_remote(uint32_t value, uint32_t smem_addr, uint32_t mbarrier_addr, uint32_t dst_cta_rank,
                                 ::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
   using ::mbcheck::cutlass_host::barrier_state;
-  const auto* data = reinterpret_cast<const void*>(static_cast<uintptr_t>(smem_addr & 0x00ffffffu));
-  const auto* bar = reinterpret_cast<const uint64_t*>(static_cast<uintptr_t>(mbarrier_addr & 0x00ffffffu));
+  const void* data = ::mbcheck::cutlass_host::window_address(smem_addr & 0x00ffffffu);
+  const auto* bar = static_cast<const uint64_t*>(::mbcheck::cutlass_host::window_address(mbarrier_addr & 0x00ffffffu));
   auto* local = reinterpret_cast<uint32_t*>(::mbcheck::cutlass_host::shared_address(data, 4, "st.async"));
   HostPlatform::store(HostPlatform::map_shared_rank(local, dst_cta_rank, site), value, site);
   HostPlatform::mbarrier_complete_tx_cluster(barrier_state(bar, site), dst_cta_rank, 4, site);

@@ -120,7 +120,7 @@ struct ClusterBarrier {
   static void init(ValueType const* smem_ptr, uint32_t arrive_count, Site site = Site::current()) {
     auto& b = host_detail::state(smem_ptr, site);
     host_detail::P::mbarrier_init(b, arrive_count, site);
-    host_detail::P::label(b, "smem_u64", static_cast<int>(reinterpret_cast<std::uintptr_t>(smem_ptr) / 8));
+    host_detail::P::label(b, "smem_u64", static_cast<int>(::mbcheck::cutlass_host::window_offset(smem_ptr) / 8));
   }
   // mbarrier.try_wait.parity in a loop (an empty barrier's wait may be held back by a fault)
   static void wait(ValueType const* smem_ptr, uint32_t phase, Site site = Site::current()) {

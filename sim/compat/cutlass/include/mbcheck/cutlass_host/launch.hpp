@@ -36,11 +36,23 @@ template <class... A>
 void trampoline(const void* kernel, void** args) {
   call_kernel(reinterpret_cast<void (*)(A...)>(const_cast<void*>(kernel)), args, std::index_sequence_for<A...>{});
 }
-void register_trampoline(const void* kernel, KernelTrampoline call, const char* signature);
+// Copies the arguments at `args` (kept alive by the returned pointer) and points `out` at them.
+using ArgumentCopier = std::shared_ptr<void> (*)(void** args, std::vector<void*>& out);
+template <class... A, std::size_t... I>
+std::shared_ptr<void> copy_arguments(void** args, std::vector<void*>& out, std::index_sequence<I...>) {
+  auto values = std::make_shared<std::tuple<std::remove_cvref_t<A>...>>(*static_cast<std::remove_cvref_t<A>*>(args[I])...);
+  out = {static_cast<void*>(&std::get<I>(*values))...};
+  return values;
+}
+template <class... A>
+std::shared_ptr<void> argument_copier(void** args, std::vector<void*>& out) {
+  return copy_arguments<A...>(args, out, std::index_sequence_for<A...>{});
+}
+void register_trampoline(const void* kernel, KernelTrampoline call, ArgumentCopier copy);
 
 template <class... A>
 void register_kernel(void (*kernel)(A...)) {
-  register_trampoline(reinterpret_cast<const void*>(kernel), &trampoline<A...>, __PRETTY_FUNCTION__);
+  register_trampoline(reinterpret_cast<const void*>(kernel), &trampoline<A...>, &argument_copier<A...>);
 }
 
 // How launches run: check (every distinct interleaving, DPOR), or run (one execution, the
@@ -68,11 +80,19 @@ struct LaunchRecord {
 // Every launch since the last take_launch_records(), oldest first.
 std::vector<LaunchRecord> take_launch_records();
 
-// A launch as a Program of its own (what cudaLaunchKernelExC checks; the CLI registers one as
-// a protocol: cli.hpp). Global memory from cudaMalloc is restored to what it held at the
-// launch before every execution.
+// A launch as a Program of its own (what cudaLaunchKernelExC checks). Its arguments are
+// copied; global memory from cudaMalloc is restored to what it held at the launch before
+// every execution; `check_result` (optional) judges the output of a completed execution.
 std::unique_ptr<sim::Program> make_launch_program(const void* kernel, void** args, dim3 grid, dim3 block,
-                                                  dim3 cluster, std::size_t dynamic_smem);
+                                                  dim3 cluster, std::size_t dynamic_smem,
+                                                  std::function<std::optional<std::string>()> check_result = {});
+
+// Runs `host_code` (host code that prepares its buffers and launches one kernel the CUDA way)
+// with its launch captured instead of checked, and returns that launch as a Program: how a
+// CUTLASS kernel becomes a protocol of the command line (cli.hpp). Throws
+// std::invalid_argument when host_code launches no kernel or more than one.
+std::unique_ptr<sim::Program> capture_launch(const std::function<void()>& host_code,
+                                             std::function<std::optional<std::string>()> check_result = {});
 
 // Checks (or runs) one launch under the policy and records it: what cudaLaunchKernelExC does.
 cudaError_t launch_and_check(const void* kernel, void** args, dim3 grid, dim3 block, dim3 cluster,

@@ -4,12 +4,14 @@
 // builtins below read its identity from the launch the layer is running (launch.hpp), and
 // every synchronising builtin is the Platform call of its PTX instruction.
 //
-// Shared memory: `extern __shared__ T name[]` declares a weak symbol that nothing defines, so
-// its address is 0 and every address the kernel derives from it is an offset in the CTA's
-// dynamic shared memory, as a 32-bit shared address is on the GPU. The layer maps an offset
-// to the running CTA's own shared memory (each CTA its own) where an instruction takes it;
-// dereferencing it directly is not supported on the host (shared-memory data is reached
-// through the instructions: barriers, copies).
+// Shared memory: `extern __shared__ T name[]` names one symbol for all CTAs, which the link
+// defines as the layer's shared-memory window (--defsym name=mbcheck_cutlass_shared_window:
+// the CMake target mbcheck::cutlass does it for the usual names, see its CMakeLists.txt). An
+// address in the window is an offset in the CTA's dynamic shared memory, as a 32-bit shared
+// address is on the GPU; the layer maps it to the running CTA's own shared memory (each CTA
+// its own) where an instruction takes it. The window itself is inaccessible: a plain load or
+// store of shared memory ends the execution as a crash (on the host, shared-memory data is
+// reached through the instructions: barriers, bulk copies).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __shared__ __attribute__((weak))
+#define __shared__
 #define __constant__
 #define __managed__
 #define __grid_constant__

@@ -11,7 +11,19 @@
 
 #include "sim/host_platform.hpp"
 
+// Every kernel's extern __shared__ array (prelude.hpp), never readable or writable.
+extern "C" char mbcheck_cutlass_shared_window[];
+
 namespace mbcheck::cutlass_host {
+
+inline constexpr std::size_t kSharedWindowBytes = 256 * 1024;  // the most dynamic shared memory a CTA has
+
+// The offset in the CTA's dynamic shared memory of an address in the window (what cvta to a
+// 32-bit shared address gives on the GPU); addresses outside it give offsets past the window.
+inline std::uintptr_t window_offset(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(mbcheck_cutlass_shared_window);
+}
+inline void* window_address(std::uint32_t offset) { return mbcheck_cutlass_shared_window + offset; }
 
 struct LaunchGeometry {
   dim3 grid{1, 1, 1}, block{1, 1, 1}, cluster{1, 1, 1};
@@ -68,7 +80,7 @@ struct BuiltinDim3 {
   operator uint3() const { return Read(); }
 };
 
-// An address the kernel derived from its dynamic shared memory (an offset from 0: prelude.hpp)
+// An address the kernel derived from its dynamic shared memory (in the window: prelude.hpp)
 // as the running CTA's real shared memory; ends the execution with a clear message when it is
 // not in the window. `bytes`: how many bytes from it the instruction touches.
 unsigned char* shared_address(const void* window_address, std::size_t bytes, const char* what);
