@@ -1,7 +1,8 @@
 // A small warp-specialized kernel written against CUTLASS's own pipeline: a producer warp
 // loads tiles into a ring of shared-memory stages with bulk copies (TMA) on
-// cutlass::PipelineTmaAsync; a consumer warp group stores each stage back out with a bulk
-// store, syncs on a cutlass::arch::NamedBarrier, and releases the stage. The same source is
+// cutlass::PipelineTmaAsync; two consumer warps store each stage back out, every thread a
+// 16-byte slice with a bulk store it waits for, then meet at a cutlass::arch::NamedBarrier
+// after which one of them releases the stage for all. The same source is
 // checked on the host by mbcheck (tile_copy_host.cpp, through the CUTLASS host layer) and runs
 // on an H100/H200 (tile_copy_gpu.cu), where the output must equal the input bit for bit.
 #pragma once
@@ -22,13 +23,14 @@ namespace tile_copy {
 
 constexpr int kTileInts = 256;  // 1 KiB per tile (a bulk copy's size must be a multiple of 16 B)
 constexpr int kStages = 2;
-constexpr int kThreads = 256;  // warp group 0: the producer warp (and three idle); 1: consumers
-constexpr int kConsumers = 128;
+constexpr int kConsumers = 64;                 // warp group 1: two consumer warps
+constexpr int kThreads = 128 + kConsumers;     // warp group 0: the producer warp (and three idle)
+constexpr int kSliceInts = kTileInts / kConsumers;  // 16 B per consumer thread
 
 enum Mutation : int {
   kCorrect = 0,
-  kReleaseBeforeStoreRead = 1,  // the storing thread does not wait for its bulk store to read the stage
-  kNoEpilogueSync = 2,          // the consumers release without the named barrier after the store
+  kReleaseBeforeStoreRead = 1,  // the consumers do not wait for their bulk stores to read the stage
+  kNoEpilogueSync = 2,          // the stage is released without the named barrier after the stores
 };
 
 struct SharedStorage {
@@ -36,8 +38,13 @@ struct SharedStorage {
   typename cutlass::PipelineTmaAsync<kStages>::SharedStorage pipeline;
 };
 
+}  // namespace tile_copy
+
+// At global scope, as its extern __shared__ array is: the host binds that array by its linker
+// name (sim/compat/cutlass/CMakeLists.txt), which a namespace would mangle.
 __global__ void tile_copy_kernel(const int* in, int* out, int tiles_per_cta, int mutation) {
   extern __shared__ __align__(128) char smem[];
+  using namespace tile_copy;
   SharedStorage& shared = *reinterpret_cast<SharedStorage*>(smem);
   using Pipeline = cutlass::PipelineTmaAsync<kStages>;
   using State = cutlass::PipelineState<kStages>;
@@ -48,7 +55,7 @@ __global__ void tile_copy_kernel(const int* in, int* out, int tiles_per_cta, int
   params.transaction_bytes = kTileBytes;
   params.role = warp_group == 0 ? Pipeline::ThreadCategory::Producer : Pipeline::ThreadCategory::Consumer;
   params.is_leader = threadIdx.x == 0;
-  params.num_consumers = kConsumers;
+  params.num_consumers = 1;  // one consumer thread releases a stage, for all of them
   Pipeline pipeline(shared.pipeline, params, cute::Shape<cute::_1, cute::_1, cute::_1>{});
   __syncthreads();  // the barriers' inits are visible to the CTA (a cluster of one)
 
@@ -67,21 +74,23 @@ __global__ void tile_copy_kernel(const int* in, int* out, int tiles_per_cta, int
     }
   } else {
     cutlass::arch::NamedBarrier epilogue(kConsumers, 0);
+    const int slice = (threadIdx.x - 128) * kSliceInts;
     State read;
     for (int t = 0; t < tiles_per_cta; ++t) {
       pipeline.consumer_wait(read);
-      if (threadIdx.x == kThreads - kConsumers) {
-        cute::SM90_BULK_COPY_S2G::copy(shared.tiles[read.index()], out + (first + t) * kTileInts, kTileBytes);
-        cute::tma_store_arrive();
-        if (mutation != kReleaseBeforeStoreRead) cute::tma_store_wait<0>();  // the stage has been read
-      }
-      if (mutation != kNoEpilogueSync) epilogue.arrive_and_wait();
-      pipeline.consumer_release(read);
+      cute::SM90_BULK_COPY_S2G::copy(&shared.tiles[read.index()][slice], out + (first + t) * kTileInts + slice,
+                                     kSliceInts * sizeof(int));
+      cute::tma_store_arrive();
+      if (mutation != kReleaseBeforeStoreRead) cute::tma_store_wait<0>();  // this slice has been read
+      if (mutation != kNoEpilogueSync) epilogue.arrive_and_wait();          // ... and every slice
+      if (threadIdx.x == 128) pipeline.consumer_release(read);
       ++read;
     }
-    if (threadIdx.x == kThreads - kConsumers) cute::tma_store_wait<0>();
+    cute::tma_store_wait<0>();
   }
 }
+
+namespace tile_copy {
 
 // The host side, the same on the GPU and under mbcheck: buffers, the launch, the check.
 struct TileCopy {

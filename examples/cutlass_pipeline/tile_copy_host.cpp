@@ -17,8 +17,8 @@ using mbcheck::sim::ShapeError;
 
 const mbcheck::sim::ProtocolInfo kTileCopy{
     "tile-copy",
-    "a producer warp bulk-copies tiles into CUTLASS's PipelineTmaAsync stages; a consumer warp group stores "
-    "them back out and releases them after a NamedBarrier",
+    "a producer warp bulk-copies tiles into CUTLASS's PipelineTmaAsync stages; two consumer warps bulk-store "
+    "them back out, meet at a NamedBarrier, and one releases each stage",
     {{"ctas", "1", "CTAs (each copies its own tiles)"},
      {"tiles", "3", "tiles per CTA (the ring has 2 stages)"},
      {"mutation", "none", "release-before-store-read | no-epilogue-sync"}},

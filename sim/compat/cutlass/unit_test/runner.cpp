@@ -2,7 +2,8 @@
 // registered TEST cases whose names match the filter; every kernel a case launches is checked
 // by mbcheck (launch.hpp), and a case passes when its expectations hold and every launch
 // verified. With --fault, a case passes instead when a launch of it was caught with the
-// expected verdict (--expect) in the search's first execution: a mutation test.
+// expected verdict (--expect) in the search's first execution: a mutation test. --expect alone
+// says the test itself has that bug (every case must be caught with it).
 //
 //   cutlass_pipeline_tma_async --gtest_filter='*Cluster2x2*' --iterations=1,2,3
 #include <fmt/format.h>
@@ -55,7 +56,7 @@ struct Options {
   std::fprintf(stderr,
                "error: %s\nusage: %s [--gtest_filter=PATTERN[:PATTERN...]] [--list] [--mode=check|run]\n"
                "  [--iterations=N,N,...] [--max-executions=N] [--time-limit=SECONDS]\n"
-               "  [--fault=NAME --expect=VERDICT]   (faults: %s)\n",
+               "  [--expect=VERDICT] [--fault=NAME]   (faults: %s)\n",
                what.c_str(), "runner", cutlass_host::fault_names().c_str());
   std::exit(2);
 }
@@ -101,8 +102,11 @@ Options parse(int argc, char** argv) {
     } else if (auto v = value("--expect=")) o.expect = *v;
     else usage_error("unknown argument " + a);
   }
-  if ((cutlass_host::active_fault() != cutlass_host::Fault::none) != !o.expect.empty())
-    usage_error("--fault and --expect go together");
+  if (cutlass_host::active_fault() != cutlass_host::Fault::none && o.expect.empty())
+    usage_error("--fault needs --expect (the verdict the fault must be caught with)");
+  if (!o.expect.empty() && o.expect != "deadlock" && o.expect != "livelock" && o.expect != "race" &&
+      o.expect != "misuse" && o.expect != "aliasing" && o.expect != "assertion" && o.expect != "lifetime")
+    usage_error("--expect=" + o.expect + ": not a verdict (deadlock, livelock, race, misuse, aliasing, assertion, lifetime)");
   return o;
 }
 
