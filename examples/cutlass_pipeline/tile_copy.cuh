@@ -23,8 +23,8 @@ namespace tile_copy {
 
 constexpr int kTileInts = 256;  // 1 KiB per tile (a bulk copy's size must be a multiple of 16 B)
 constexpr int kStages = 2;
-constexpr int kConsumers = 64;                 // warp group 1: two consumer warps
-constexpr int kThreads = 128 + kConsumers;     // warp group 0: the producer warp (and three idle)
+constexpr int kConsumers = 64;                      // warp group 1: two consumer warps
+constexpr int kThreads = 128 + kConsumers;          // warp group 0: the producer warp (and three idle)
 constexpr int kSliceInts = kTileInts / kConsumers;  // 16 B per consumer thread
 
 enum Mutation : int {
@@ -82,7 +82,7 @@ __global__ void tile_copy_kernel(const int* in, int* out, int tiles_per_cta, int
                                      kSliceInts * sizeof(int));
       cute::tma_store_arrive();
       if (mutation != kReleaseBeforeStoreRead) cute::tma_store_wait<0>();  // this slice has been read
-      if (mutation != kNoEpilogueSync) epilogue.arrive_and_wait();          // ... and every slice
+      if (mutation != kNoEpilogueSync) epilogue.arrive_and_wait();         // ... and every slice
       if (threadIdx.x == 128) pipeline.consumer_release(read);
       ++read;
     }

@@ -44,10 +44,14 @@ std::unique_ptr<mbcheck::sim::CliProgram> make(const std::map<std::string, std::
   copy->ctas = whole(o, "ctas", 1, 16);
   copy->tiles_per_cta = whole(o, "tiles", 1, 64);
   const std::string& m = o.at("mutation");
-  if (m == "none") copy->mutation = tile_copy::kCorrect;
-  else if (m == "release-before-store-read") copy->mutation = tile_copy::kReleaseBeforeStoreRead;
-  else if (m == "no-epilogue-sync") copy->mutation = tile_copy::kNoEpilogueSync;
-  else throw ShapeError(fmt::format("--mutation {}: must be none, release-before-store-read or no-epilogue-sync", m));
+  if (m == "none")
+    copy->mutation = tile_copy::kCorrect;
+  else if (m == "release-before-store-read")
+    copy->mutation = tile_copy::kReleaseBeforeStoreRead;
+  else if (m == "no-epilogue-sync")
+    copy->mutation = tile_copy::kNoEpilogueSync;
+  else
+    throw ShapeError(fmt::format("--mutation {}: must be none, release-before-store-read or no-epilogue-sync", m));
   return mbcheck::cutlass_host::launch_protocol([copy] { copy->launch(); }, o, [copy] { return copy->verify(); },
                                                 "the output equals the input bit for bit");
 }

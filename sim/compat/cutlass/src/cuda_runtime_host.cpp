@@ -40,9 +40,7 @@ using mbcheck::cutlass_host::allocations;
 
 extern "C" {
 
-cudaError_t CUDARTAPI cudaGetLastError(void) {
-  return std::exchange(mbcheck::cutlass_host::g_last_error, cudaSuccess);
-}
+cudaError_t CUDARTAPI cudaGetLastError(void) { return std::exchange(mbcheck::cutlass_host::g_last_error, cudaSuccess); }
 cudaError_t CUDARTAPI cudaPeekAtLastError(void) { return mbcheck::cutlass_host::g_last_error; }
 const char* CUDARTAPI cudaGetErrorString(cudaError_t error) {
   switch (error) {

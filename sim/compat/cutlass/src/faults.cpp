@@ -28,8 +28,8 @@ constexpr std::array<std::pair<Fault, std::string_view>, 8> kNames{{
 Fault g_fault = Fault::none;
 
 struct ThreadState {
-  bool released = false;           // made its first empty-barrier arrive
-  bool waited_full = false;        // made its first full-barrier wait
+  bool released = false;                // made its first empty-barrier arrive
+  bool waited_full = false;             // made its first full-barrier wait
   const std::uint64_t* held = nullptr;  // an empty wait held back (no_producer_tail, refill_...)
   std::uint32_t held_parity = 0;
   bool skipped_cluster_arrive = false;
@@ -83,8 +83,7 @@ bool empty_wait_now(const std::uint64_t* window_address, std::uint32_t parity) {
     // A second empty wait before any refill: the one held is no acquire. refill-without-acquire
     // performs it (late); no-producer-tail drops it (a tail's waits follow one another).
     const std::uint64_t* held = std::exchange(t.held, nullptr);
-    if (g_fault == Fault::refill_without_acquire)
-      P::mbarrier_wait_parity_bit(barrier_state(held, {}), t.held_parity);
+    if (g_fault == Fault::refill_without_acquire) P::mbarrier_wait_parity_bit(barrier_state(held, {}), t.held_parity);
   }
   t.held = window_address;
   t.held_parity = parity;
@@ -95,7 +94,8 @@ void settle_held_wait(CallSite site) {
   if (g_fault != Fault::no_producer_tail && g_fault != Fault::refill_without_acquire) return;
   ThreadState& t = self();
   const std::uint64_t* held = std::exchange(t.held, nullptr);
-  if (held && g_fault == Fault::no_producer_tail) P::mbarrier_wait_parity_bit(barrier_state(held, site), t.held_parity, site);
+  if (held && g_fault == Fault::no_producer_tail)
+    P::mbarrier_wait_parity_bit(barrier_state(held, site), t.held_parity, site);
 }
 
 void drop_held_wait() {
@@ -103,7 +103,8 @@ void drop_held_wait() {
   ThreadState& t = self();
   const std::uint64_t* held = std::exchange(t.held, nullptr);
   // refill-without-acquire skips only the acquires: a wait no refill follows is performed.
-  if (held && g_fault == Fault::refill_without_acquire) P::mbarrier_wait_parity_bit(barrier_state(held, {}), t.held_parity);
+  if (held && g_fault == Fault::refill_without_acquire)
+    P::mbarrier_wait_parity_bit(barrier_state(held, {}), t.held_parity);
 }
 
 bool init_fence_issued() { return g_fault != Fault::no_init_fence; }

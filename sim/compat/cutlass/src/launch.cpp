@@ -131,8 +131,8 @@ sim::MbarrierState& barrier_state(const std::uint64_t* address, CallSite) {
   return *reinterpret_cast<sim::MbarrierState*>(states + offset / 8 * sizeof(sim::MbarrierState));
 }
 
-std::unique_ptr<sim::Program> make_launch_program(const void* kernel, void** args, dim3 grid, dim3 block,
-                                                  dim3 cluster, std::size_t dynamic_smem,
+std::unique_ptr<sim::Program> make_launch_program(const void* kernel, void** args, dim3 grid, dim3 block, dim3 cluster,
+                                                  std::size_t dynamic_smem,
                                                   std::function<std::optional<std::string>()> check_result) {
   auto it = registry().find(kernel);
   if (it == registry().end())
@@ -168,16 +168,16 @@ std::unique_ptr<sim::Program> capture_launch(const std::function<void()>& host_c
   }
   Capture c = std::exchange(g_capture, {});
   if (c.programs.size() != 1)
-    throw std::invalid_argument(fmt::format("the host code made {} kernel launches: one is checked at a time",
-                                            c.programs.size()));
+    throw std::invalid_argument(
+        fmt::format("the host code made {} kernel launches: one is checked at a time", c.programs.size()));
   return std::move(c.programs.front());
 }
 
 cudaError_t launch_and_check(const void* kernel, void** args, dim3 grid, dim3 block, dim3 cluster,
                              std::size_t dynamic_smem) {
   LaunchRecord rec;
-  rec.shape = fmt::format("grid {} cluster {} block {} smem {} B", describe(grid), describe(cluster),
-                          describe(block), dynamic_smem);
+  rec.shape = fmt::format("grid {} cluster {} block {} smem {} B", describe(grid), describe(cluster), describe(block),
+                          dynamic_smem);
   std::unique_ptr<sim::Program> program;
   try {
     program = make_launch_program(kernel, args, grid, block, cluster, dynamic_smem,
@@ -243,7 +243,7 @@ extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t* c
   return mbcheck::cutlass_host::launch_and_check(func, args, config->gridDim, config->blockDim, cluster_of(*config),
                                                  config->dynamicSmemBytes);
 }
-extern "C" cudaError_t CUDARTAPI cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args,
-                                                  size_t smem, cudaStream_t) {
+extern "C" cudaError_t CUDARTAPI cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
+                                                  cudaStream_t) {
   return mbcheck::cutlass_host::launch_and_check(func, args, grid, block, {1, 1, 1}, smem);
 }

@@ -77,12 +77,17 @@ Options parse(int argc, char** argv) {
       if (a.rfind(flag, 0) != 0) return std::nullopt;
       return a.substr(flag.size());
     };
-    if (auto v = value("--gtest_filter=")) o.filter = *v;
-    else if (a == "--list" || a == "--gtest_list_tests") o.list = true;
+    if (auto v = value("--gtest_filter="))
+      o.filter = *v;
+    else if (a == "--list" || a == "--gtest_list_tests")
+      o.list = true;
     else if (auto v = value("--mode=")) {
-      if (*v == "check") policy.mode = cutlass_host::LaunchMode::check;
-      else if (*v == "run") policy.mode = cutlass_host::LaunchMode::run;
-      else usage_error("--mode=" + *v + ": must be check or run");
+      if (*v == "check")
+        policy.mode = cutlass_host::LaunchMode::check;
+      else if (*v == "run")
+        policy.mode = cutlass_host::LaunchMode::run;
+      else
+        usage_error("--mode=" + *v + ": must be check or run");
     } else if (auto v = value("--iterations=")) {
       g_iterations.clear();
       std::size_t start = 0;
@@ -93,20 +98,25 @@ Options parse(int argc, char** argv) {
         g_iterations.push_back(static_cast<int>(n));
         start = end + 1;
       }
-    } else if (auto v = value("--max-executions=")) policy.check.max_executions = whole("--max-executions=", *v);
-    else if (auto v = value("--time-limit=")) policy.check.time_limit_s = static_cast<double>(whole("--time-limit=", *v));
+    } else if (auto v = value("--max-executions="))
+      policy.check.max_executions = whole("--max-executions=", *v);
+    else if (auto v = value("--time-limit="))
+      policy.check.time_limit_s = static_cast<double>(whole("--time-limit=", *v));
     else if (auto v = value("--fault=")) {
       auto f = cutlass_host::parse_fault(*v);
       if (!f) usage_error("--fault=" + *v + ": unknown fault");
       cutlass_host::set_fault(*f);
-    } else if (auto v = value("--expect=")) o.expect = *v;
-    else usage_error("unknown argument " + a);
+    } else if (auto v = value("--expect="))
+      o.expect = *v;
+    else
+      usage_error("unknown argument " + a);
   }
   if (cutlass_host::active_fault() != cutlass_host::Fault::none && o.expect.empty())
     usage_error("--fault needs --expect (the verdict the fault must be caught with)");
   if (!o.expect.empty() && o.expect != "deadlock" && o.expect != "livelock" && o.expect != "race" &&
       o.expect != "misuse" && o.expect != "aliasing" && o.expect != "assertion" && o.expect != "lifetime")
-    usage_error("--expect=" + o.expect + ": not a verdict (deadlock, livelock, race, misuse, aliasing, assertion, lifetime)");
+    usage_error("--expect=" + o.expect +
+                ": not a verdict (deadlock, livelock, race, misuse, aliasing, assertion, lifetime)");
   return o;
 }
 

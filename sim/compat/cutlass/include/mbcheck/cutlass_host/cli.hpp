@@ -25,8 +25,7 @@ namespace mbcheck::cutlass_host {
 
 class LaunchProtocol final : public sim::CliProgram {
  public:
-  LaunchProtocol(std::unique_ptr<sim::Program> launch, std::map<std::string, std::string> options,
-                 std::string summary)
+  LaunchProtocol(std::unique_ptr<sim::Program> launch, std::map<std::string, std::string> options, std::string summary)
       : launch_(std::move(launch)), options_(std::move(options)), summary_(std::move(summary)) {}
   sim::LaunchShape shape() const override { return launch_->shape(); }
   void reset() override { launch_->reset(); }

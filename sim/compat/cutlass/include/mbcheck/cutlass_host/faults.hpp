@@ -14,13 +14,13 @@ namespace mbcheck::cutlass_host {
 
 enum class Fault : std::uint8_t {
   none,
-  skip_release,            // thread 0 of CTA 0 leaves out its first arrive on an empty barrier
-  wrong_parity,            // thread 0 of CTA 0 waits on a full barrier with the other parity
-  tx_off_by_4,             // every arrive.expect_tx expects 4 bytes more than it says
-  refill_without_acquire,  // the empty-barrier wait a refill (arrive.expect_tx) follows is skipped
-  no_init_fence,           // fence.mbarrier_init.release.cluster is left out
+  skip_release,                 // thread 0 of CTA 0 leaves out its first arrive on an empty barrier
+  wrong_parity,                 // thread 0 of CTA 0 waits on a full barrier with the other parity
+  tx_off_by_4,                  // every arrive.expect_tx expects 4 bytes more than it says
+  refill_without_acquire,       // the empty-barrier wait a refill (arrive.expect_tx) follows is skipped
+  no_init_fence,                // fence.mbarrier_init.release.cluster is left out
   no_cluster_sync_before_exit,  // barrier.cluster.arrive (.release) and the wait after it are left out
-  no_producer_tail,        // the empty-barrier waits no refill follows (the producer tail) are skipped
+  no_producer_tail,             // the empty-barrier waits no refill follows (the producer tail) are skipped
 };
 
 // "skip-release" <-> Fault::skip_release; nullopt for an unknown name.

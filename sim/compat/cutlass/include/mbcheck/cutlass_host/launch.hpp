@@ -40,7 +40,8 @@ void trampoline(const void* kernel, void** args) {
 using ArgumentCopier = std::shared_ptr<void> (*)(void** args, std::vector<void*>& out);
 template <class... A, std::size_t... I>
 std::shared_ptr<void> copy_arguments(void** args, std::vector<void*>& out, std::index_sequence<I...>) {
-  auto values = std::make_shared<std::tuple<std::remove_cvref_t<A>...>>(*static_cast<std::remove_cvref_t<A>*>(args[I])...);
+  auto values =
+      std::make_shared<std::tuple<std::remove_cvref_t<A>...>>(*static_cast<std::remove_cvref_t<A>*>(args[I])...);
   out = {static_cast<void*>(&std::get<I>(*values))...};
   return values;
 }
@@ -61,8 +62,8 @@ enum class LaunchMode : std::uint8_t { check, run };
 
 struct LaunchPolicy {
   LaunchMode mode = LaunchMode::check;
-  sim::CheckOptions check;   // limits of the search (a launch past them is "incomplete")
-  bool print_reports = true; // print each launch's verdict line, and a bug's report
+  sim::CheckOptions check;    // limits of the search (a launch past them is "incomplete")
+  bool print_reports = true;  // print each launch's verdict line, and a bug's report
 };
 LaunchPolicy& launch_policy();
 
@@ -83,8 +84,8 @@ std::vector<LaunchRecord> take_launch_records();
 // A launch as a Program of its own (what cudaLaunchKernelExC checks). Its arguments are
 // copied; global memory from cudaMalloc is restored to what it held at the launch before
 // every execution; `check_result` (optional) judges the output of a completed execution.
-std::unique_ptr<sim::Program> make_launch_program(const void* kernel, void** args, dim3 grid, dim3 block,
-                                                  dim3 cluster, std::size_t dynamic_smem,
+std::unique_ptr<sim::Program> make_launch_program(const void* kernel, void** args, dim3 grid, dim3 block, dim3 cluster,
+                                                  std::size_t dynamic_smem,
                                                   std::function<std::optional<std::string>()> check_result = {});
 
 // Runs `host_code` (host code that prepares its buffers and launches one kernel the CUDA way)

@@ -57,9 +57,8 @@ inline void __syncwarp(unsigned mask = 0xffffffffu, ::mbcheck::CallSite site = :
 }
 // shfl.sync.idx.b32 on a 32-bit value (the lanes' values are exchanged through the rendezvous)
 template <class T>
-  requires(sizeof(T) == 4)
-inline T __shfl_sync(unsigned mask, T value, int src_lane, int /*width*/ = 32,
-                     ::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
+requires(sizeof(T) == 4) inline T __shfl_sync(unsigned mask, T value, int src_lane, int /*width*/ = 32,
+                                              ::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
   std::uint32_t bits;
   __builtin_memcpy(&bits, &value, 4);
   bits = ::mbcheck::sim::HostPlatform::shfl_sync_idx(mask, bits, static_cast<std::uint32_t>(src_lane), site);

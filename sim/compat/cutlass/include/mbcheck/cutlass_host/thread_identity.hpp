@@ -34,9 +34,7 @@ struct LaunchGeometry {
   std::size_t window_bytes = 0;
   std::size_t states_offset = 0;
   // The runtime's per-CTA shared memory: the window, then the barrier states.
-  std::size_t runtime_smem_bytes() const {
-    return states_offset + window_bytes / 8 * sizeof(sim::MbarrierState);
-  }
+  std::size_t runtime_smem_bytes() const { return states_offset + window_bytes / 8 * sizeof(sim::MbarrierState); }
 };
 
 // The launch being checked (valid while a launch runs).
