@@ -148,5 +148,23 @@ step "benchmark residual-add vs cudaMemcpy" "$OUT/bench.log" "$BIN/bench_residua
   "${BENCH_RUNS:-30}"
 grep -E "^(cudaMemcpy|best|PASS|FAIL)" "$OUT/bench.log" >>"$SUMMARY"
 
+# The CUTLASS-style example (examples/cutlass_pipeline): the kernel mbcheck checks on the host
+# (ctest -L cutlass), here on the GPU from the same source, its output compared bit for bit.
+# CUTLASS's include/ comes from MBCHECK_CUTLASS_DIR, else a copy carried into the checkout as
+# third_party_cutlass/ (git-ignored), else ../shared/third_party/cutlass.
+CUTLASS_DIR=""
+for d in "${MBCHECK_CUTLASS_DIR:-}" third_party_cutlass ../shared/third_party/cutlass; do
+  if [ -n "$d" ] && [ -f "$d/include/cutlass/cutlass.h" ]; then CUTLASS_DIR=$d; break; fi
+done
+if [ -n "$CUTLASS_DIR" ]; then
+  step "build tile_copy_gpu (CUTLASS $CUTLASS_DIR)" "$OUT/build.log" nvcc "${NVCC_FLAGS[@]}" --expt-relaxed-constexpr \
+    -isystem "$CUTLASS_DIR/include" examples/cutlass_pipeline/tile_copy_gpu.cu -o "$BIN/tile_copy_gpu" &&
+    step "gpu test cutlass tile-copy (PipelineTmaAsync, bulk copies, NamedBarrier: bit-exact)" "$OUT/gpu-tests.log" \
+      timeout 120 "$BIN/tile_copy_gpu"
+  grep -E "^tile-copy" "$OUT/gpu-tests.log" | tail -12 >>"$SUMMARY"
+else
+  note "cutlass tile-copy: SKIPPED (no CUTLASS tree: set MBCHECK_CUTLASS_DIR or carry one as third_party_cutlass/)"
+fi
+
 note "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status

@@ -1,0 +1,57 @@
+// Faults the host layer can inject at CUTLASS's barrier API (cutlass/arch/barrier.h and the
+// cluster barrier of cute/arch/cluster_sm90.hpp), to check that mbcheck catches each in a
+// kernel's unmodified source. One fault at a time, chosen before a launch (--mbcheck-fault).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/host_platform.hpp"
+
+namespace mbcheck::cutlass_host {
+
+enum class Fault : std::uint8_t {
+  none,
+  skip_release,                 // thread 0 of CTA 0 leaves out its first arrive on an empty barrier
+  wrong_parity,                 // thread 0 of CTA 0 waits on a full barrier with the other parity
+  tx_off_by_4,                  // every arrive.expect_tx expects 4 bytes more than it says
+  refill_without_acquire,       // the empty-barrier wait a refill (arrive.expect_tx) follows is skipped
+  no_init_fence,                // fence.mbarrier_init.release.cluster is left out
+  no_cluster_sync_before_exit,  // barrier.cluster.arrive (.release) and the wait after it are left out
+  no_producer_tail,             // the empty-barrier waits no refill follows (the producer tail) are skipped
+};
+
+// "skip-release" <-> Fault::skip_release; nullopt for an unknown name.
+std::optional<Fault> parse_fault(std::string_view name);
+std::string_view fault_name(Fault f);
+std::string fault_names();  // every name but none, comma-separated
+
+// The fault every later launch runs with (none: the kernel as written).
+void set_fault(Fault f);
+Fault active_fault();
+
+// Per-execution state of the hooks (launch.cpp resets it before each execution).
+void reset_fault_state();
+
+// --- the hooks, called by the layer's barrier members -----------------------------------------
+// An arrive on an empty (non-transaction) barrier: false when it is to be left out.
+bool release_arrives();
+// The parity a wait on a full (transaction) barrier uses.
+std::uint32_t full_wait_parity(std::uint32_t parity);
+// The bytes an arrive.expect_tx expects.
+std::uint32_t expected_tx_bytes(std::uint32_t bytes);
+// A wait on an empty barrier: true when it is performed now; false when the hook holds it
+// back until the thread's next refill (settle_held_wait) or its next cluster barrier (dropped).
+bool empty_wait_now(const std::uint64_t* window_address, std::uint32_t parity);
+// At an arrive.expect_tx: the held-back empty wait before it, if any, performed or skipped.
+void settle_held_wait(CallSite site);
+// At a cluster barrier arrive: held-back waits are the producer tail (dropped).
+void drop_held_wait();
+bool init_fence_issued();
+// barrier.cluster.arrive (.release): false when it is left out (and then the wait after it).
+bool cluster_arrive_issued();
+bool cluster_wait_issued();
+
+}  // namespace mbcheck::cutlass_host

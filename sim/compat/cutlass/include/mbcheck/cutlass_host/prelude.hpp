@@ -1,0 +1,69 @@
+// The CUDA language on the host, for CUTLASS code compiled by a host compiler under mbcheck:
+// force-included (-include) before anything else in such a translation unit (the CMake target
+// mbcheck::cutlass does it). Every thread of a launch is a fiber of the host runtime; the
+// builtins below read its identity from the launch the layer is running (launch.hpp), and
+// every synchronising builtin is the Platform call of its PTX instruction.
+//
+// Shared memory: `extern __shared__ T name[]` names one symbol for all CTAs, which the link
+// defines as the layer's shared-memory window (--defsym name=mbcheck_cutlass_shared_window:
+// the CMake target mbcheck::cutlass does it for the usual names, see its CMakeLists.txt). An
+// address in the window is an offset in the CTA's dynamic shared memory, as a 32-bit shared
+// address is on the GPU; the layer maps it to the running CTA's own shared memory (each CTA
+// its own) where an instruction takes it. The window itself is inaccessible: a plain load or
+// store of shared memory ends the execution as a crash (on the host, shared-memory data is
+// reached through the instructions: barriers, bulk copies).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+
+// Before the CUDA headers: they define these keywords only where nobody did.
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __shared__
+#define __constant__
+#define __managed__
+#define __grid_constant__
+#define __launch_bounds__(...)
+
+#include <cuda_runtime.h>
+
+// CUTLASS decides on its SM90 paths (cluster launch, CUDA_12_0_SM90_FEATURES_SUPPORTED) by the
+// compiler's CUDA version: the host compiler plays the one whose runtime headers it sees.
+#ifndef __CUDACC_VER_MAJOR__
+#define __CUDACC_VER_MAJOR__ (CUDART_VERSION / 1000)
+#define __CUDACC_VER_MINOR__ ((CUDART_VERSION % 1000) / 10)
+#endif
+
+#include "mbcheck/cutlass_host/thread_identity.hpp"
+#include "mbcheck/cutlass_host/launch.hpp"
+
+// threadIdx, blockIdx, blockDim, gridDim: objects whose .x, .y, .z read the calling fiber's
+// values when converted (variables, not macros: CUTLASS has members named gridDim).
+inline constexpr ::mbcheck::cutlass_host::BuiltinDim3<&::mbcheck::cutlass_host::thread_index> threadIdx{};
+inline constexpr ::mbcheck::cutlass_host::BuiltinDim3<&::mbcheck::cutlass_host::block_index> blockIdx{};
+inline constexpr ::mbcheck::cutlass_host::BuiltinDim3<&::mbcheck::cutlass_host::block_dimensions> blockDim{};
+inline constexpr ::mbcheck::cutlass_host::BuiltinDim3<&::mbcheck::cutlass_host::grid_dimensions> gridDim{};
+
+// bar.sync 0
+inline void __syncthreads(::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
+  ::mbcheck::sim::HostPlatform::sync_threads(site);
+}
+// bar.warp.sync
+inline void __syncwarp(unsigned mask = 0xffffffffu, ::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
+  ::mbcheck::sim::HostPlatform::syncwarp(mask, site);
+}
+// shfl.sync.idx.b32 on a 32-bit value (the lanes' values are exchanged through the rendezvous)
+template <class T>
+requires(sizeof(T) == 4) inline T __shfl_sync(unsigned mask, T value, int src_lane, int /*width*/ = 32,
+                                              ::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
+  std::uint32_t bits;
+  __builtin_memcpy(&bits, &value, 4);
+  bits = ::mbcheck::sim::HostPlatform::shfl_sync_idx(mask, bits, static_cast<std::uint32_t>(src_lane), site);
+  T out;
+  __builtin_memcpy(&out, &bits, 4);
+  return out;
+}
+inline void __nanosleep(unsigned ns) { ::mbcheck::sim::HostPlatform::nanosleep(ns); }
