@@ -149,16 +149,17 @@ class RelaxedReplay final : public Strategy {
 
 // Delta debugging over numbered points of a relaxed replay of `current`: tries windows of
 // ever smaller size (all points first, then halves, ...); `accept` judges each run. Windows
-// that are accepted replace `current` and are tried again over the new run's points.
-template <class MakeStrategy, class Accept>
-std::optional<Outcome> shrink_windows(Program& program, std::vector<AgentId>& current, std::size_t points,
+// that are accepted replace `current` and are tried again over the new run's points;
+// `points()` is how many the best run so far has.
+template <class Points, class MakeStrategy, class Accept>
+std::optional<Outcome> shrink_windows(Program& program, std::vector<AgentId>& current, Points points,
                                       std::uint64_t max_steps, double budget_s, MakeStrategy make, Accept accept) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<Outcome> found;
   RunLimits limits;
   limits.max_steps = max_steps;
-  for (std::size_t group = points; group >= 1; group /= 2) {
-    for (std::size_t from = 0; from < points;) {
+  for (std::size_t group = points(); group >= 1; group /= 2) {
+    for (std::size_t from = 0; from < points();) {
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > budget_s ||
           stop_requested())
         return found;
@@ -185,7 +186,7 @@ std::optional<Outcome> shrink_by_dropping(Program& program, const Outcome& faili
   std::vector<AgentId> current = failing.schedule;
   const std::uint64_t max_steps = std::max<std::uint64_t>(failing.steps * 4, 1000);
   std::optional<Outcome> found = shrink_windows(
-      program, current, static_cast<std::size_t>(best), max_steps, budget_s * 0.6,
+      program, current, [&] { return static_cast<std::size_t>(best); }, max_steps, budget_s * 0.6,
       [](const std::vector<AgentId>& s, PointWindow w) { return RelaxedReplay(s, w, {}); },
       [&](const Outcome& out, const RelaxedReplay& r) {
         if (out.verdict != failing.verdict || r.preemptions >= best) return false;
@@ -197,9 +198,10 @@ std::optional<Outcome> shrink_by_dropping(Program& program, const Outcome& faili
   std::size_t switches = 0;
   for (std::size_t i = 1; i < current.size(); ++i) switches += current[i] != current[i - 1];
   if (switches < 400) return found;
-  const double left = budget_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double left =
+      std::min(1.5, budget_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (auto canonical = shrink_windows(
-          program, current, current.size(), max_steps, left,
+          program, current, [&] { return current.size(); }, max_steps, left,
           [](const std::vector<AgentId>& s, PointWindow w) { return RelaxedReplay(s, {}, w); },
           [&](const Outcome& out, const RelaxedReplay& r) {
             return out.verdict == failing.verdict && r.preemptions <= best && out.schedule != current;
