@@ -38,14 +38,15 @@ std::string join(const std::set<std::string>& s) {
 }
 }  // namespace
 
-Comparison compare(const DiffProgram& p) {
+Comparison compare(const DiffProgram& p, std::uint64_t reference_max_states) {
   Comparison c;
-  c.reference = reference_explore(p);
+  c.reference = reference_explore(p, reference_max_states);
   c.search = search_reach(p);
   const ReferenceResult& ref = c.reference;
   const SearchReach& s = c.search;
   if (!ref.complete) {
-    c.why = "the reference did not finish (state limit)";
+    c.why = fmt::format("the reference did not finish ({} states)", ref.states);
+    c.reference_incomplete = true;
   } else if (!s.stats.complete && !s.bug) {
     c.why = fmt::format("the search did not finish ({} executions)", s.stats.executions);
     c.search_incomplete = true;

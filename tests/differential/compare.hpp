@@ -27,11 +27,13 @@ struct Comparison {
   // The search stopped at its execution limit on a bug-free program: not a disagreement,
   // a size problem (counted and reported apart).
   bool search_incomplete = false;
+  // The reference reached its state limit: nothing to compare against (counted apart too).
+  bool reference_incomplete = false;
   std::string why;  // what differs, when they disagree
   ReferenceResult reference;
   SearchReach search;
 };
 
-Comparison compare(const DiffProgram& p);
+Comparison compare(const DiffProgram& p, std::uint64_t reference_max_states = 2'000'000);
 
 }  // namespace mbcheck::diff
