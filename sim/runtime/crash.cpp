@@ -167,13 +167,23 @@ const Agent* overflowed_agent(const Runtime& rt, std::uintptr_t addr, std::uintp
 // crash verdict: the fiber's state is Boost's own (nothing was switched), only the protocol
 // frames are abandoned. Not a fault in the runtime's code (its state may be half-changed)
 // nor off the fiber: those are reported below and end the process.
-void land_in_protocol(const Runtime& rt, int sig, const Agent* overflow, std::uintptr_t sp) {
+// The running thread, if a signal may land it: it runs protocol code, not the runtime's.
+const Agent* landable_agent(const Runtime& rt) {
   const Agent* a = rt.running_agent();
-  if (!a || !a->can_land || !rt.in_protocol_code()) return;
-  auto& landing = const_cast<Agent*>(a)->landing;  // the runtime's own agent, as the runtime holds it
-  if (overflow == a) siglongjmp(landing, -sig);
-  const auto lo = reinterpret_cast<std::uintptr_t>(a->stack_lo), hi = reinterpret_cast<std::uintptr_t>(a->stack_hi);
-  if (!overflow && sp >= lo && sp < hi) siglongjmp(landing, sig);
+  return a && a->can_land && rt.in_protocol_code() ? a : nullptr;
+}
+bool on_fiber_stack(const Agent& a, std::uintptr_t sp) {
+  return sp >= reinterpret_cast<std::uintptr_t>(a.stack_lo) && sp < reinterpret_cast<std::uintptr_t>(a.stack_hi);
+}
+[[noreturn]] void land(const Agent& a, int how) {
+  siglongjmp(const_cast<Agent&>(a).landing, how);  // the runtime's own agent, as the runtime holds it
+}
+
+void land_in_protocol(const Runtime& rt, int sig, const Agent* overflow, std::uintptr_t sp) {
+  const Agent* a = landable_agent(rt);
+  if (!a) return;
+  if (overflow == a) land(*a, -sig);
+  if (!overflow && on_fiber_stack(*a, sp)) land(*a, sig);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -190,13 +200,10 @@ std::atomic<std::uint64_t> g_hang_ticks{0};
 extern "C" void on_hang_signal(int, siginfo_t*, void* context) {
   const Runtime* rt = Runtime::current_or_null();
   if (!rt || g_hang_rt.load() != rt || rt->progress_ticks() != g_hang_ticks.load()) return;
-  const Agent* a = rt->running_agent();
-  if (!a || !a->can_land || !rt->in_protocol_code()) return;
-  const auto sp = interrupted_stack_pointer(context);
-  const auto lo = reinterpret_cast<std::uintptr_t>(a->stack_lo), hi = reinterpret_cast<std::uintptr_t>(a->stack_hi);
-  if (sp < lo || sp >= hi) return;
+  const Agent* a = landable_agent(*rt);
+  if (!a || !on_fiber_stack(*a, interrupted_stack_pointer(context))) return;
   g_hang_rt.store(nullptr);
-  siglongjmp(const_cast<Agent*>(a)->landing, kHangLanding);
+  land(*a, kHangLanding);
 }
 
 extern "C" void on_fatal_signal(int sig, siginfo_t* info, void* context) {
@@ -251,8 +258,8 @@ extern "C" void on_fatal_signal(int sig, siginfo_t* info, void* context) {
 // runtime called from it, is what runs).
 const Agent* fiber_of_caller(const Runtime& rt) {
   const Agent* a = rt.running_agent();
-  const auto* sp = static_cast<const unsigned char*>(__builtin_frame_address(0));
-  return a && a->stack_lo && sp >= a->stack_lo && sp < a->stack_hi ? a : nullptr;
+  return a && a->stack_lo && on_fiber_stack(*a, reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0))) ? a
+                                                                                                              : nullptr;
 }
 
 void report_exit_from_protocol(const char* what) {
