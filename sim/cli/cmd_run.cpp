@@ -36,11 +36,7 @@ int RunCommand::run(const Registry& registry) {
   RandomStrategy strategy(seed);
   RunLimits limits;
   limits.max_steps = max_steps;
-  limits.stop = &stop_flag();  // SIGINT/SIGTERM stop the execution itself (exit 3)
-  if (time_limit_s > 0)
-    limits.deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(time_limit_s));
+  stop_within(limits, std::chrono::steady_clock::now(), time_limit_s);  // SIGINT/SIGTERM too (exit 3)
   Outcome out = rt.execute(*program, strategy, limits);
   const int code = report(protocol, *program, out, token);
   // A failed write says so on stderr; a bug's exit code stays the verdict's.

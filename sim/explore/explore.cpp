@@ -111,6 +111,12 @@ void refuse_if_too_large(Program& program, Runtime& rt, const RunLimits& limits,
 void request_stop() { g_stop.store(true); }
 const std::atomic<bool>& stop_flag() { return g_stop; }
 bool stop_requested() { return g_stop.load(std::memory_order_relaxed); }
+void stop_within(RunLimits& limits, std::chrono::steady_clock::time_point start, double time_limit_s) {
+  limits.stop = &stop_flag();
+  if (time_limit_s > 0)
+    limits.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(time_limit_s));
+}
 
 using namespace dpor;
 
@@ -124,10 +130,7 @@ class Exploration {
   Exploration(Program& program, const ExploreOptions& options, const std::function<void(const Outcome&)>& on_execution)
       : program_(program), options_(options), on_execution_(on_execution), start_(Clock::now()) {
     limits_.max_steps = options.max_steps;
-    limits_.stop = &stop_flag();
-    if (options.time_limit_s > 0)
-      limits_.deadline =
-          start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_s));
+    stop_within(limits_, start_, options.time_limit_s);
     dpor_.bound = options.preemption_bound;
     sharded_ = options.kind == SearchKind::dpor && options.shard_count > 1;
     parallel_ = options.kind == SearchKind::dpor && options.max_executions == 0 &&

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -109,6 +110,9 @@ struct ExploreResult {
 void request_stop();
 bool stop_requested();
 const std::atomic<bool>& stop_flag();  // what RunLimits::stop points at
+// Makes one execution under `limits` stop inside itself (Outcome::cut_short) on a stop request
+// or `time_limit_s` (> 0) seconds after `start`.
+void stop_within(RunLimits& limits, std::chrono::steady_clock::time_point start, double time_limit_s);
 
 // Explores `program`; `on_execution` (optional) sees every finished, non-redundant execution.
 ExploreResult explore(Program& program, const ExploreOptions& options,

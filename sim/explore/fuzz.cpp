@@ -99,10 +99,7 @@ class FuzzCampaign {
   RunLimits run_limits() const {
     RunLimits limits;
     limits.max_steps = options_.max_steps;
-    limits.stop = &stop_flag();
-    if (options_.time_limit_s > 0)
-      limits.deadline =
-          start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.time_limit_s));
+    stop_within(limits, start_, options_.time_limit_s);
     return limits;
   }
 
