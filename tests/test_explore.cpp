@@ -75,6 +75,19 @@ void split_transaction() {
   if (t == 3) bar(0).wait(0);
 }
 
+// Two landings of 32 bytes against an arming of 32: in orders where both land first, tx-count
+// stays at -32 and the waiter deadlocks; the arming first completes the phase at the first
+// landing. The landings that take tx-count below 0 are provisional decs that do not hold up
+// there: those executions run again with them as incs.
+void overshooting_transaction() {
+  const auto t = P::thread_idx();
+  if (t == 0) bar(0).init(1);
+  P::sync_threads();
+  if (t == 0) bar(0).arrive_expect_tx(32);
+  if (t == 1 || t == 2) bar(0).complete_tx(32);
+  if (t == 3) bar(0).wait(0);
+}
+
 // Two rounds on one barrier: arrivals commute within a phase, tokens are tested later.
 void two_rounds() {
   const auto t = P::thread_idx();
@@ -118,7 +131,7 @@ TEST_CASE("DPOR runs one execution per equivalence class: its count equals brute
       bundled("epi-load", tiny({{"mutation", "use-before-init"}})),
       bundled("tma-store", {{"warps", "1"}, {"threads-per-warp", "2"}, {"tile-elems", "8"}, {"rounds", "2"}}),
       lambda("poll-then-wait", 2, poll_then_wait), lambda("split-transaction", 4, split_transaction),
-      lambda("two-rounds", 2, two_rounds));
+      lambda("overshooting-transaction", 4, overshooting_transaction), lambda("two-rounds", 2, two_rounds));
   INFO(c.name);
   auto run = [&](SearchKind kind) {
     auto prog = c.make();
@@ -134,15 +147,21 @@ TEST_CASE("DPOR runs one execution per equivalence class: its count equals brute
   REQUIRE(dpor.stats.complete);
   CHECK(brute.stats.executions > dpor.stats.executions);  // the reduction is real
   // One execution per class of the relation (that the relation loses nothing is the
-  // reference suite's job: tests/test_reference_differential.cpp). Where a copy lands before
-  // the arming, tx-count goes below 0 in some orders only, and there the landing does not
-  // commute with the arrive: brute force's per-execution classes then split what is one class
-  // in the orders DPOR runs (the phase completes once, after all three, in every order).
-  if (c.name == "split-transaction") {
-    CHECK(dpor.stats.executions == 1);
-    CHECK(brute.stats.classes > 1);
+  // reference suite's job: tests/test_reference_differential.cpp).
+  if (c.name == "overshooting-transaction") {
+    // Where a provisional dec failed, the execution ran again with it an inc; the sleep sets
+    // (judged step by step, sim/explore/dpor_relation.hpp: independent_now) do not know the
+    // provisional relation, so the search may run an execution of a class twice here.
+    CHECK(dpor.stats.reruns > 0);
+    CHECK(dpor.stats.executions >= brute.stats.classes);
   } else {
     CHECK(dpor.stats.executions == brute.stats.classes);
+  }
+  // A copy landing before the arming takes tx-count below 0 in some orders only; the phase
+  // still completes once, after all three, in every order: one class.
+  if (c.name == "split-transaction") {
+    CHECK(brute.stats.classes == 1);
+    CHECK(dpor.stats.reruns == 0);
   }
   CHECK(bool(dpor.bug) == bool(brute.bug));
 }

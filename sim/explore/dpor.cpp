@@ -70,7 +70,7 @@ std::uint32_t DporSearch::new_slot(AgentId agent) {
   e.agent = agent;
   e.cat = Cat::other;
   e.phase = 0;
-  e.completed = e.poll = false;
+  e.completed = e.poll = e.provisional = false;
   return index;
 }
 
@@ -187,6 +187,16 @@ void DporSearch::on_blocked(const Runtime& rt) {
     }
     for (std::uint32_t c : found) add_race(c, static_cast<std::uint32_t>(n_events_), w, wc);
   }
+}
+
+bool DporSearch::take_failed_provisions() {
+  failed_.clear();
+  if (!any_provisional_) return false;
+  for (std::size_t id = 0; id < barriers_.size(); ++id)
+    for (std::size_t i = 0; i < barriers_[id].phases.size(); ++i)
+      if (barriers_[id].phases[i].provision_failed())
+        failed_.push_back({static_cast<std::uint32_t>(id), static_cast<std::int64_t>(i) - 1});
+  return !failed_.empty();
 }
 
 // The execution's equivalence class: every event with its happens-before clock. Two
@@ -351,7 +361,13 @@ void DporSearch::classify_counter(BarrierHistory& h, const StepInfo& step, Event
   e.phase = p;
   e.completed = step.completed;
   PhaseEvents* pe = h.find(p);
-  const bool commuting = op.bar->is_live() && commuting_counter(op, op.bar->tx, pe ? pe->tx_volume : 0);
+  const std::int64_t volume = pe ? pe->tx_volume : 0;
+  bool commuting = op.bar->is_live() && commuting_counter(op, op.bar->tx, volume);
+  if (!commuting && op.bar->is_live() && provisional_counter(op, volume) && !failed_before(op.bar->id, p)) {
+    commuting = true;
+    e.provisional = true;
+    ++provisional;
+  }
   e.cat = commuting ? Cat::dec : Cat::inc;
   if (pe) {
     if (!commuting)
@@ -418,6 +434,7 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
       pe.counters.push_back(index);
       if (e.completed) pe.completer = index;
       if (e.cat == Cat::inc) pe.incs.push_back(index);
+      if (e.provisional) pe.provisional = any_provisional_ = true;
       arena_.add(pe.counter_summary, acc_);
       seal_before(h, e.phase - 1);
       break;

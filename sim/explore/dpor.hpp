@@ -60,7 +60,15 @@ class DporSearch final : public Strategy, public StepObserver {
     barriers_.clear();
     addresses_.clear();
     sync_join_.clear();
+    any_provisional_ = false;
   }
+
+  // After an execution: did a phase's provisional decs not hold up (dpor_relation.hpp:
+  // provisional_counter)? Then its races are wrong, and the same schedule runs again with
+  // those phases' decrements as incs (execute_observed); end_rerun() after it.
+  bool take_failed_provisions();
+  void end_rerun() { failed_.clear(); }
+  std::uint64_t reruns = 0, provisional = 0;
 
   AgentId choose(const Runtime& rt) override {
     if (depth_ == nodes.size()) {
@@ -248,7 +256,28 @@ class DporSearch final : public Strategy, public StepObserver {
     return barriers_[id];
   }
   std::unordered_map<const void*, AddressHistory> addresses_;
+  bool any_provisional_ = false;                                // this execution holds a provisional dec
+  std::vector<std::pair<std::uint32_t, std::int64_t>> failed_;  // (barrier id, phase) run as incs
+  bool failed_before(std::uint32_t bar, std::int64_t phase) const {
+    return std::find(failed_.begin(), failed_.end(), std::pair{bar, phase}) != failed_.end();
+  }
   std::unordered_map<std::uint32_t, SyncJoin> sync_join_;
 };
+
+// One execution of a search. One whose provisional decs did not hold up runs again on the same
+// schedule (the strategy replays its recorded choices), with them as incs: its races are
+// then those of the relation proper. `observer` is the DPOR itself, or brute force's class
+// counter; the outcome is the first run's (the rerun's if it diverged or was cut short).
+inline Outcome execute_observed(Runtime& rt, Program& program, Strategy& strategy, const RunLimits& limits,
+                                DporSearch& observer) {
+  Outcome out = rt.execute(program, strategy, limits, &observer);
+  if (out.cut_short || !observer.take_failed_provisions()) return out;
+  ++observer.reruns;
+  observer.begin_execution();
+  Outcome again = rt.execute(program, strategy, limits, &observer);
+  observer.end_rerun();
+  if (again.cut_short || again.verdict == Verdict::diverged) return again;
+  return out;
+}
 
 }  // namespace mbcheck::sim::dpor

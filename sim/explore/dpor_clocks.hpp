@@ -46,6 +46,7 @@ struct Event {
   Cat cat = Cat::other;
   bool completed = false;
   bool poll = false;         // test_wait/try_wait (it could also have run before the phase completed)
+  bool provisional = false;  // a provisional dec (sim/explore/dpor_relation.hpp)
   ClockId clock = kNoClock;  // its vector clock, but for its own entry, which is `seq`
   std::int64_t phase = 0;    // counter ops: phase it ran in; observers: phase awaited
   std::int64_t detail = 0;   // what the thread observed (value read, wait answer)

@@ -39,6 +39,10 @@ namespace mbcheck::sim::dpor {
 //    zero-byte or tx-negative decrements, ops past 2^20-1 bytes of tx in the phase) are
 //    dependent with every counter op of their phase; they cut it into segments whose
 //    boundaries see the same state in every order.
+//  - a decrement that takes tx-count below 0 (a peer's bytes landed before the local
+//    arrive.expect_tx armed the phase) is a "provisional dec": it commutes like a dec when its
+//    phase completes with no inc among its ops, which is known only at the end (see
+//    provisional_counter); an execution where that did not hold runs again with it an inc.
 //  - a counter op of phase p ran after the completion of p-1 (before it, it would be an op
 //    of p-1); an arrive-on of p > 0 also reads the "a wait saw p-1 complete" flag (PTX's
 //    missing-wait rule): it is dependent with the waits of p-1 unless one of them is
@@ -69,8 +73,11 @@ struct PhaseEvents {
   EventList counters, incs, obs_true, obs_false;
   std::int64_t completer = -1;  // the counter op that completed the phase
   std::int64_t tx_volume = 0;   // bytes moved by the phase's tx ops so far (|expect| + |complete|)
+  bool provisional = false;     // holds a provisional dec (see provisional_counter)
   Summary counter_summary;      // join of all counter ops of the phase
   Summary obs_summary;          // join of all successful observers of the phase
+  // Its provisional decs did not commute after all: it never completed, or holds an inc.
+  bool provision_failed() const { return provisional && (completer < 0 || !incs.empty()); }
 };
 
 struct BarrierHistory {
@@ -130,6 +137,17 @@ inline bool commuting_counter(const Op& op, std::int64_t tx_after, std::int64_t 
     case Dependence::tx_decrement: return op.arg > 0 && tx_after >= 0 && volume + op.arg <= kMaxTxCount;
     default: return false;  // ordered_counter (expect_tx), pending_increment, liveness_read
   }
+}
+
+// May this decrement, which takes tx-count below 0, commute as a dec provisionally? It does
+// if its phase completes with no inc among its ops: pending then reaches 0 only once every
+// arrival is in, and with them every expected byte, so tx-count reaches 0 only when the last
+// decrement is in too (decrements are > 0): the phase completes once, after all its ops, in
+// every order. In a phase that does not complete, or holds an inc, the order of a negative
+// decrement and the arrivals decides whether and where it completes (decrements of 8 and 8,
+// then arrive.expect_tx(8) leave it open; the arrive first completes it at the first 8).
+inline bool provisional_counter(const Op& op, std::int64_t volume) {
+  return op.info().dependence == Dependence::tx_decrement && op.arg > 0 && volume + op.arg <= kMaxTxCount;
 }
 
 // Would this counter op complete the barrier's phase if it ran now?

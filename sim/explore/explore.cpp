@@ -245,6 +245,8 @@ bool Exploration::merge(std::vector<WaveResult>& results) {
     dpor_.races += w.stats.races;
     dpor_.bound_cut += w.stats.bound_cut;
     dpor_.fallbacks += w.stats.fallbacks;
+    dpor_.reruns += w.stats.reruns;
+    dpor_.provisional += w.stats.provisional;
     dpor_.spin_iterations += w.stats.spin_iterations;
     dpor_.backoff_merges += w.stats.backoff_merges;
     dpor_.deepest = std::max(dpor_.deepest, w.stats.deepest);
@@ -285,8 +287,9 @@ ExploreResult Exploration::run() {
                                                 options_.shard_identity, options_.shard_stale_s);
   while (!out_of_time()) {
     report_progress();
-    Outcome out = is_dpor ? rt_.execute(program_, dpor_, limits_, &dpor_)
-                          : rt_.execute(program_, brute_, limits_, options_.count_classes ? &classifier_ : nullptr);
+    Outcome out = is_dpor                  ? execute_observed(rt_, program_, dpor_, limits_, dpor_)
+                  : options_.count_classes ? execute_observed(rt_, program_, brute_, limits_, classifier_)
+                                           : rt_.execute(program_, brute_, limits_, nullptr);
     if (out.cut_short) {  // the time limit or an interrupt inside the execution: nothing to account
       cut_short_ = true;
       break;

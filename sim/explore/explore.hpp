@@ -35,6 +35,8 @@ struct ExploreStats {
   std::uint64_t bound_cut = 0;       // dpor with a preemption bound: alternatives it skipped
   std::uint64_t own_executions = 0;  // executions this process ran (sharded: this shard's share)
   std::uint64_t fallbacks = 0;       // dpor: reversals whose first step was not enabled (should be 0)
+  std::uint64_t provisional = 0;     // dpor: provisional decs (sim/explore/dpor_relation.hpp)
+  std::uint64_t reruns = 0;          // dpor: executions run again with a provisional dec as an inc
   // Polls recognised as spin iterations (made from exactly the state of the thread's
   // previous failed poll) and run as waits: the search relies on the thread's state being
   // its registers and stack.

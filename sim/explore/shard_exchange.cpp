@@ -66,6 +66,8 @@ nlohmann::json to_json(const WaveResult& w) {
                       {"races", w.stats.races},
                       {"bound_cut", w.stats.bound_cut},
                       {"fallbacks", w.stats.fallbacks},
+                      {"reruns", w.stats.reruns},
+                      {"provisional", w.stats.provisional},
                       {"spin_iterations", w.stats.spin_iterations},
                       {"backoff_merges", w.stats.backoff_merges},
                       {"stopped", w.stopped},
@@ -83,6 +85,8 @@ WaveResult wave_result_from_json(const nlohmann::json& j) {
   w.stats.races = u64(j, "races");
   w.stats.bound_cut = u64(j, "bound_cut");
   w.stats.fallbacks = u64(j, "fallbacks");
+  w.stats.reruns = u64(j, "reruns");
+  w.stats.provisional = u64(j, "provisional");
   w.stats.spin_iterations = u64(j, "spin_iterations");
   w.stats.backoff_merges = u64(j, "backoff_merges");
   w.stopped = j.at("stopped").get<bool>();

@@ -43,6 +43,8 @@ inline void take_search_figures(DporSearch& dpor, ExploreStats& stats) {
   stats.races = dpor.races;
   stats.bound_cut = dpor.bound_cut;
   stats.fallbacks = dpor.fallbacks;
+  stats.reruns = dpor.reruns;
+  stats.provisional = dpor.provisional;
   stats.spin_iterations = dpor.spin_iterations;
   stats.backoff_merges = dpor.backoff_merges;
   dpor.end_search();
@@ -63,7 +65,7 @@ inline WaveResult run_subtree(Program& program, Runtime& rt, const NodeStack& pr
   limits.max_steps = options.max_steps;
   WaveResult res;
   for (;;) {
-    Outcome out = rt.execute(program, local, limits, &local);
+    Outcome out = execute_observed(rt, program, local, limits, local);
     explain_divergence(out);
     res.stats.transitions += out.steps;
     if (out.verdict == Verdict::pruned) {
