@@ -32,6 +32,7 @@ struct ThreadState {
   bool waited_full = false;             // made its first full-barrier wait
   const std::uint64_t* held = nullptr;  // an empty wait held back (no_producer_tail, refill_...)
   std::uint32_t held_parity = 0;
+  std::function<void()> held_arm;  // the arrive.expect_tx of the held acquire (no_producer_tail)
   bool skipped_cluster_arrive = false;
 };
 std::map<std::pair<std::uint32_t, std::uint32_t>, ThreadState> g_threads;
@@ -84,10 +85,19 @@ bool empty_wait_now(const std::uint64_t* window_address, std::uint32_t parity) {
     // performs it (late); no-producer-tail drops it (a tail's waits follow one another).
     const std::uint64_t* held = std::exchange(t.held, nullptr);
     if (g_fault == Fault::refill_without_acquire) P::mbarrier_wait_parity_bit(barrier_state(held, {}), t.held_parity);
+    t.held_arm = nullptr;
   }
   t.held = window_address;
   t.held_parity = parity;
   return false;
+}
+
+bool hold_arming(std::function<void()> arm) {
+  if (g_fault != Fault::no_producer_tail) return false;
+  ThreadState& t = self();
+  if (!t.held || t.held_arm) return false;
+  t.held_arm = std::move(arm);
+  return true;
 }
 
 void settle_held_wait(CallSite site) {
@@ -96,12 +106,14 @@ void settle_held_wait(CallSite site) {
   const std::uint64_t* held = std::exchange(t.held, nullptr);
   if (held && g_fault == Fault::no_producer_tail)
     P::mbarrier_wait_parity_bit(barrier_state(held, site), t.held_parity, site);
+  if (auto arm = std::exchange(t.held_arm, nullptr)) arm();
 }
 
 void drop_held_wait() {
   if (g_fault != Fault::no_producer_tail && g_fault != Fault::refill_without_acquire) return;
   ThreadState& t = self();
   const std::uint64_t* held = std::exchange(t.held, nullptr);
+  t.held_arm = nullptr;
   // refill-without-acquire skips only the acquires: a wait no refill follows is performed.
   if (held && g_fault == Fault::refill_without_acquire)
     P::mbarrier_wait_parity_bit(barrier_state(held, {}), t.held_parity);

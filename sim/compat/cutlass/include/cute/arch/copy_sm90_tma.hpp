@@ -30,6 +30,7 @@ struct SM90_BULK_COPY_G2S {
                    ::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
     using namespace ::mbcheck::cutlass_host;
     const auto bytes = static_cast<uint32_t>(load_bytes);
+    settle_held_wait(site);  // a refill: a held acquire before it is performed
     ::mbcheck::sim::HostPlatform::cp_async_bulk_global_to_shared(
         shared_address(smem_ptr, bytes, "cp.async.bulk destination"), gmem_ptr, bytes, barrier_state(mbar_ptr, site),
         site);

@@ -202,6 +202,7 @@ struct ClusterTransactionBarrier : public ClusterBarrier {
   }
   // mbarrier.arrive.expect_tx.shared::cta.b64
   static void arrive_and_expect_tx(ValueType const* smem_ptr, uint32_t bytes, Site site = Site::current()) {
+    if (::mbcheck::cutlass_host::hold_arming([=] { arrive_and_expect_tx(smem_ptr, bytes, site); })) return;
     ::mbcheck::cutlass_host::settle_held_wait(site);
     host_detail::P::mbarrier_arrive_expect_tx(host_detail::state(smem_ptr, site),
                                               ::mbcheck::cutlass_host::expected_tx_bytes(bytes), site);
@@ -210,6 +211,8 @@ struct ClusterTransactionBarrier : public ClusterBarrier {
   static void arrive_and_expect_tx(ValueType const* smem_ptr, uint32_t bytes, uint32_t cta_id, uint32_t pred,
                                    Site site = Site::current()) {
     if (!pred) return;
+    if (::mbcheck::cutlass_host::hold_arming([=] { arrive_and_expect_tx(smem_ptr, bytes, cta_id, pred, site); }))
+      return;
     ::mbcheck::cutlass_host::settle_held_wait(site);
     host_detail::P::mbarrier_arrive_expect_tx_cluster(host_detail::state(smem_ptr, site),
                                                       ::mbcheck::cutlass_host::expected_tx_bytes(bytes), cta_id, site);
@@ -221,6 +224,7 @@ struct ClusterTransactionBarrier : public ClusterBarrier {
   // mapa + mbarrier.complete_tx.relaxed.cluster.shared::cluster under a predicate
   static void complete_transaction(ValueType const* smem_ptr, uint32_t dst_cta_id, uint32_t bytes,
                                    uint32_t pred = 1, Site site = Site::current()) {
+    ::mbcheck::cutlass_host::settle_held_wait(site);  // a refill: a held acquire before it is performed
     if (pred) host_detail::P::mbarrier_complete_tx_cluster(host_detail::state(smem_ptr, site), dst_cta_id, bytes, site);
   }
   static void arrive_and_reset_bytes(ValueType const* smem_ptr, uint32_t bytes, Site site = Site::current()) {

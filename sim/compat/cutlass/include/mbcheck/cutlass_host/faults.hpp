@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,7 +21,7 @@ enum class Fault : std::uint8_t {
   refill_without_acquire,       // the empty-barrier wait a refill (arrive.expect_tx) follows is skipped
   no_init_fence,                // fence.mbarrier_init.release.cluster is left out
   no_cluster_sync_before_exit,  // barrier.cluster.arrive (.release) and the wait after it are left out
-  no_producer_tail,             // the empty-barrier waits no refill follows (the producer tail) are skipped
+  no_producer_tail,             // the acquires no refill follows (the producer tail) are skipped
 };
 
 // "skip-release" <-> Fault::skip_release; nullopt for an unknown name.
@@ -45,7 +46,12 @@ std::uint32_t expected_tx_bytes(std::uint32_t bytes);
 // A wait on an empty barrier: true when it is performed now; false when the hook holds it
 // back until the thread's next refill (settle_held_wait) or its next cluster barrier (dropped).
 bool empty_wait_now(const std::uint64_t* window_address, std::uint32_t parity);
-// At an arrive.expect_tx: the held-back empty wait before it, if any, performed or skipped.
+// At an arrive.expect_tx: true when the hook holds it back with the empty wait before it
+// (no-producer-tail: an acquire is its empty wait and its arming; it is performed at the
+// refill that follows it, or dropped with the wait when none does). `arm` performs it.
+bool hold_arming(std::function<void()> arm);
+// At an arrive.expect_tx, or a refill (complete_tx, bulk copy): the held-back empty wait before
+// it, if any, performed or skipped, and a held arming performed after it.
 void settle_held_wait(CallSite site);
 // At a cluster barrier arrive: held-back waits are the producer tail (dropped).
 void drop_held_wait();
