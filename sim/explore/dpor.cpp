@@ -192,10 +192,13 @@ void DporSearch::on_blocked(const Runtime& rt) {
 bool DporSearch::take_failed_provisions() {
   failed_.clear();
   if (!any_provisional_) return false;
-  for (std::size_t id = 0; id < barriers_.size(); ++id)
-    for (std::size_t i = 0; i < barriers_[id].phases.size(); ++i)
-      if (barriers_[id].phases[i].provision_failed())
+  for (std::size_t id = 0; id < barriers_.size(); ++id) {
+    const BarrierHistory& h = barriers_[id];
+    const std::int64_t last_lifecycle = h.lifecycle.empty() ? -1 : static_cast<std::int64_t>(h.lifecycle.back());
+    for (std::size_t i = 0; i < h.phases.size(); ++i)
+      if (h.phases[i].provision_failed(last_lifecycle))
         failed_.push_back({static_cast<std::uint32_t>(id), static_cast<std::int64_t>(i) - 1});
+  }
   return !failed_.empty();
 }
 
@@ -434,7 +437,11 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
       pe.counters.push_back(index);
       if (e.completed) pe.completer = index;
       if (e.cat == Cat::inc) pe.incs.push_back(index);
-      if (e.provisional) pe.provisional = any_provisional_ = true;
+      if (e.provisional) {
+        if (pe.first_provisional < 0) pe.first_provisional = index;
+        pe.last_provisional = index;
+        any_provisional_ = true;
+      }
       arena_.add(pe.counter_summary, acc_);
       seal_before(h, e.phase - 1);
       break;

@@ -73,11 +73,16 @@ struct PhaseEvents {
   EventList counters, incs, obs_true, obs_false;
   std::int64_t completer = -1;  // the counter op that completed the phase
   std::int64_t tx_volume = 0;   // bytes moved by the phase's tx ops so far (|expect| + |complete|)
-  bool provisional = false;     // holds a provisional dec (see provisional_counter)
-  Summary counter_summary;      // join of all counter ops of the phase
-  Summary obs_summary;          // join of all successful observers of the phase
-  // Its provisional decs did not commute after all: it never completed, or holds an inc.
-  bool provision_failed() const { return provisional && (completer < 0 || !incs.empty()); }
+  std::int64_t first_provisional = -1, last_provisional = -1;  // its provisional decs (events)
+  Summary counter_summary;                                     // join of all counter ops of the phase
+  Summary obs_summary;                                         // join of all successful observers of the phase
+  // Its provisional decs did not commute after all: it did not complete after them, or holds
+  // an inc. (A barrier re-initialised starts again at phase 0 in the same history: a
+  // completion before them, or an init/inval since the first, is of another incarnation.)
+  bool provision_failed(std::int64_t last_lifecycle) const {
+    return first_provisional >= 0 &&
+           (completer < last_provisional || !incs.empty() || last_lifecycle > first_provisional);
+  }
 };
 
 struct BarrierHistory {
