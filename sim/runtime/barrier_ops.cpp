@@ -21,6 +21,8 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
   MbarrierState& bar = *op.bar;
   BarrierEffect r;
   r.phase_before = row.effect == Effect::init ? 0 : bar.phase;
+  // the op's own epoch (a release below moves it on)
+  const std::uint32_t epoch = a.id < races_.clock(a.id).size() ? races_.now(a.id) : 0;
   switch (row.effect) {
     case Effect::init: bar.init(op.arg); break;
     case Effect::inval: bar.inval(); break;
@@ -51,6 +53,12 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Order::acquire: break;
   }
   if (row.effect == Effect::init) races_.barrier_init(bar.id, a.id);
+  if ((r.completed || row.effect == Effect::init) && bar.id >= 1 && bar.id <= barriers_.size()) {
+    auto& newest = barriers_[bar.id - 1].completions;
+    newest[1] = newest[0];
+    newest[0] = r.completed ? BarrierInfo::Completion{r.phase_before, a.id, epoch} : BarrierInfo::Completion{};
+    if (!r.completed) newest[1] = {};
+  }
   barrier_changed(bar, r.completed || row.effect == Effect::init || row.effect == Effect::inval);
   record(a, &bar);
   StepInfo step{a.id, op, r.phase_before, r.completed};
@@ -204,13 +212,26 @@ void Runtime::wait_status(MbarrierState& bar, const TryWaitStatus& status) {
   }
   DeferredTry& t = tries_[status.id - 1];
   if (a.deferred_try == status.id) {
-    // The deferred try and this wait are one blocking wait (see runtime.hpp).
+    // The deferred try and this wait are one blocking wait (see runtime.hpp). Its answer
+    // matters only to a later wait on the same status: the try found the phase complete if
+    // its completion happens before the thread's present (the try came after the thread's
+    // last event); else it may have timed out, and a later wait waits as well.
     a.deferred_try = 0;
-    t.state = DeferredTry::State::failed;  // a later wait on this status waits as well
+    t.state = completed_before(a, bar, t.phase) ? DeferredTry::State::done : DeferredTry::State::failed;
   } else if (t.state == DeferredTry::State::done) {
     return;  // the try found the phase complete (and acquired): nothing to wait for
   }
   wait(bar, t.phase);
+}
+
+bool Runtime::completed_before(const Agent& a, const MbarrierState& bar, std::int64_t phase) const {
+  if (bar.id == 0 || bar.id > barriers_.size()) return false;
+  for (const BarrierInfo::Completion& c : barriers_[bar.id - 1].completions)
+    if (c.phase == phase && c.agent != kNoAgent) {
+      const std::vector<std::uint32_t>& mine = races_.clock(a.id);
+      return c.agent < mine.size() && mine[c.agent] >= c.epoch;
+    }
+  return false;
 }
 
 std::uint32_t Runtime::pending_count(const MbarrierToken& token) {

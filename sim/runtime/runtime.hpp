@@ -326,6 +326,14 @@ class Runtime {
     // for a phase ahead of the barrier): a new phase can disable them.
     std::vector<AgentId> fragile_waits;
     std::string collective;  // a hidden rendezvous: what it stands for ("__syncwarp(0xffffffff)")
+    // Its two newest completions: the phase, the op's agent and that agent's epoch then
+    // (completed_before(): did a try_wait merged into its wait find the phase complete?).
+    struct Completion {
+      std::int64_t phase = -2;
+      AgentId agent = kNoAgent;
+      std::uint32_t epoch = 0;
+    };
+    Completion completions[2];
   };
   static constexpr std::uint32_t kNamedBarriers = 16;  // bar.sync ids 0..15
   // The hidden counter behind a rendezvous (a collective, the cluster barrier): an mbarrier
@@ -383,7 +391,10 @@ class Runtime {
     CallSite site;
     enum class State : std::uint8_t { deferred, failed, done } state = State::deferred;
   };
-  std::vector<DeferredTry> tries_;        // by TryWaitStatus::id - 1, for this execution
+  std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
+  // Does the completion of `phase` of `bar` happen before `a`'s present (its own op, or one
+  // whose release it acquired)? Then no try of `a`'s since its last event found it open.
+  bool completed_before(const Agent& a, const MbarrierState& bar, std::int64_t phase) const;
   std::vector<Rendezvous> cluster_bars_;  // barrier.cluster of each cluster
   // The CTA whose shared memory holds `p`, or -1; `likely` is looked at first (the loads and
   // stores of a thread are mostly to its own CTA's: no scan over the grid for them).
