@@ -2,8 +2,10 @@
 // .shared::cluster forms of the barrier operations on a peer CTA's barriers, multicast bulk
 // copies, the cluster barrier, fence.mbarrier_init, and the two rules only clusters have:
 //  - unfenced-init (a misuse): a CTA uses a peer's barrier whose mbarrier.init it cannot know
-//    visible: the initialising thread's fence.mbarrier_init.release.cluster (or a cluster-scope
-//    release) must reach the user through happens-before, e.g. through barrier.cluster.
+//    visible: the initialising thread's fence.mbarrier_init.release.cluster (or the release of
+//    a barrier.cluster.arrive in whose past the init is; a remote mbarrier.arrive.release.cluster
+//    publishes nothing here, as in the reference) must reach the user through happens-before,
+//    e.g. through barrier.cluster.
 //  - lifetime (a verdict of its own): a CTA that exits while a peer may still arrive on its
 //    barriers, land a multicast in it or touch its shared memory. Judged by happens-before, as
 //    races are: each peer use must happen before the exit of some thread of that CTA (CUTLASS's
