@@ -21,8 +21,6 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
   MbarrierState& bar = *op.bar;
   BarrierEffect r;
   r.phase_before = row.effect == Effect::init ? 0 : bar.phase;
-  // the op's own epoch (a release below moves it on)
-  const std::uint32_t epoch = a.id < races_.clock(a.id).size() ? races_.now(a.id) : 0;
   switch (row.effect) {
     case Effect::init: bar.init(op.arg); break;
     case Effect::inval: bar.inval(); break;
@@ -41,6 +39,8 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Effect::observe:
     case Effect::none: throw std::logic_error("mbcheck: apply_barrier_op on an operation that changes no barrier");
   }
+  // A completing op's own epoch, for completed_before() (read before a release moves it on).
+  const std::uint32_t epoch = r.completed && a.id < races_.clock(a.id).size() ? races_.now(a.id) : 0;
   // The row's memory-order role: what the operation publishes to the phase's waiters.
   switch (row.order) {
     case Order::release: races_.release(a.id, bar.id, r.phase_before); break;
@@ -53,11 +53,14 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Order::acquire: break;
   }
   if (row.effect == Effect::init) races_.barrier_init(bar.id, a.id);
-  if ((r.completed || row.effect == Effect::init) && bar.id >= 1 && bar.id <= barriers_.size()) {
+  if (bar.id >= 1 && bar.id <= barriers_.size()) {
     auto& newest = barriers_[bar.id - 1].completions;
-    newest[1] = newest[0];
-    newest[0] = r.completed ? BarrierInfo::Completion{r.phase_before, a.id, epoch} : BarrierInfo::Completion{};
-    if (!r.completed) newest[1] = {};
+    if (row.effect == Effect::init) {
+      newest[0] = newest[1] = {};  // a new incarnation: its phases start again
+    } else if (r.completed) {
+      newest[1] = newest[0];
+      newest[0] = {r.phase_before, a.id, epoch};
+    }
   }
   barrier_changed(bar, r.completed || row.effect == Effect::init || row.effect == Effect::inval);
   record(a, &bar);
