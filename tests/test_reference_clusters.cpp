@@ -145,7 +145,7 @@ struct Case {
 }  // namespace
 
 // Small programs for each rule of the cluster section, with the reference's verdict checked and
-// DPOR held to it. The "(known A/B/C)" cases are the runtime's former departures from the PTX
+// DPOR held to it. The "(known A/B/C/D)" cases are the runtime's former departures from the PTX
 // ISA (tests/differential/known_disagreements.md), fixed: regression tests.
 TEST_CASE("reference: cluster and collective rules on small programs", "[reference][clusters]") {
   const std::vector<Case> cases = {
@@ -174,6 +174,7 @@ TEST_CASE("reference: cluster and collective rules on small programs", "[referen
       {"P3c remote arrive not waited, no teardown", cl(1, {{F, RA, W}, {F, RA, W, {S::remote_arrive, 0, 0}}}), true, "lifetime", true},
       {"P5 fence by non-initialiser", cl(2, {{RA, W, {S::wait, 0, 0}}, {F, RA, W}, {F, RA, W, {S::remote_arrive, 0, 0}}, {RA, W}}), true, "misuse:unfenced-init", true},
       {"P6 (known A) release arrive by non-initialiser, no fence", cl(2, {{RA, W, {S::wait, 0, 0}}, {A, W}, {A, W, {S::remote_arrive, 0, 0}}, {A, W}}), false, "", true},
+      {"P6c (known D) the initialiser's remote release carries its own init, no fence", cl(2, {{A, W}, {A, W, {S::wait, 0, 0}, {S::multicast, 0, 3}, {S::arrive_expect_tx, 0, 16}, {S::wait, 0, 1}}, {RA, W, {S::remote_arrive_expect_tx, 0, 0}, {S::remote_complete_tx, 0, 0}}, {RA, W, {S::arrive_expect_tx, 0, 16}, {S::wait, 0, 0}}}), false, "", true},
       {"P6b release arrive by initialiser, no fence", cl(1, {{A, W, {S::wait, 0, 0}}, {A, W, {S::remote_arrive, 0, 0}}}), false, "", true},
       {"P7 multicast without setup", cl(1, {{{S::multicast, 0, 3}, {S::arrive_expect_tx, 0, 16}, {S::wait, 0, 0}, A, W}, {{S::arrive_expect_tx, 0, 16}, {S::wait, 0, 0}, A, W}}), true, "misuse:unfenced-init", true},
       {"P7b multicast with setup", cl(1, {{F, RA, W, {S::multicast, 0, 3}, {S::arrive_expect_tx, 0, 16}, {S::wait, 0, 0}, A, W}, {F, RA, W, {S::arrive_expect_tx, 0, 16}, {S::wait, 0, 0}, A, W}}), false, "", true},

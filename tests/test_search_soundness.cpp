@@ -52,7 +52,7 @@ TEST_CASE("a next-phase poll or wait after one's own arrive aliases when the oth
   const auto p = program({2}, {{op(Stmt::arrive)}, {op(Stmt::arrive), op(Stmt::try_wait, 0, 1)}});
   const Comparison c = compare(p);
   CHECK(c.agree);
-  CHECK(c.search.bug_kinds == std::set<std::string>{"aliasing:phase-aliasing"});
+  CHECK(c.search.bug_kinds == std::set<std::string>{"aliasing"});
   // With a blocking wait the program also deadlocks (nobody completes phase 1); the search,
   // which stops at its first bug, must still reach the aliasing schedule.
   const auto blocking = program({2}, {{op(Stmt::arrive)}, {op(Stmt::arrive), op(Stmt::wait, 0, 1)}});

@@ -1,11 +1,12 @@
 // Thread block clusters in the fiber runtime: distributed shared memory (mapa), the
 // .shared::cluster forms of the barrier operations on a peer CTA's barriers, multicast bulk
 // copies, the cluster barrier, fence.mbarrier_init, and the two rules only clusters have:
-//  - unfenced-init (a misuse): a CTA uses a peer's barrier whose mbarrier.init it cannot know
-//    visible: the initialising thread's fence.mbarrier_init.release.cluster (or the release of
-//    a barrier.cluster.arrive in whose past the init is; a remote mbarrier.arrive.release.cluster
-//    publishes nothing here, as in the reference) must reach the user through happens-before,
-//    e.g. through barrier.cluster.
+//  - unfenced-init (a misuse): a CTA uses a peer's barrier whose mbarrier.init is not visible
+//    to it. The initialising thread knows its init from the init on, and the fact travels
+//    along every release/acquire edge (a barrier.cluster.arrive, a remote
+//    mbarrier.arrive.release.cluster, ...); a barrier.cluster.arrive.relaxed carries only the
+//    inits its thread fenced with fence.mbarrier_init.release.cluster (CUTLASS's pattern:
+//    init, fence, relaxed cluster arrive, cluster wait).
 //  - lifetime (a verdict of its own): a CTA that exits while a peer may still arrive on its
 //    barriers, land a multicast in it or touch its shared memory. Judged by happens-before, as
 //    races are: each peer use must happen before the exit of some thread of that CTA (CUTLASS's
@@ -212,9 +213,8 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
 // the phase of the thread's last arrive. PTX counts the non-exited threads: the counter is
 // made at the cluster's first use with the threads alive then, and a thread that exits after
 // that leaves the count as a step of its own (cluster_barrier_exit), which releases nothing
-// (an exit has no memory semantics). Arrive is a release at cluster scope (it also makes every
-// init in the thread's past visible), .relaxed carries only what fence.mbarrier_init published;
-// wait is an acquire.
+// (an exit has no memory semantics). Arrive is a release at cluster scope, .relaxed carries
+// only the inits its thread fenced; wait is an acquire.
 MbarrierState& Runtime::cluster_barrier() {
   const std::uint32_t size = shape_.cluster_size(), cluster = current_->cta / size;
   MbarrierState& bar = cluster_bars_[cluster].bar;
@@ -237,8 +237,8 @@ void Runtime::cluster_arrive(bool relaxed) {
   perform_deferred_try();
   Agent& a = *current_;
   MbarrierState& bar = cluster_barrier();
-  // Not the generic path: barrier.cluster.arrive.release also publishes the thread's inits to
-  // the cluster, and .relaxed releases only what the thread knows of barrier phases.
+  // Not the generic path: the arrive is counted on the cluster's barrier, and .relaxed
+  // releases only the thread's fenced inits.
   const Op op{relaxed ? OpKind::arrive_relaxed : OpKind::arrive, &bar, 1};
   if (!schedule_point(op)) return;
   perform([&] {
@@ -254,7 +254,6 @@ void Runtime::cluster_arrive(bool relaxed) {
   if (relaxed) {
     races_.release_knowledge(a.id, bar.id, phase_before);
   } else {
-    races_.publish_known_inits(a.id);  // cumulative: inits anyone made before it, as well
     races_.release(a.id, bar.id, phase_before);
   }
   barrier_changed(bar, done);
@@ -299,7 +298,7 @@ void Runtime::cluster_barrier_exit() {
 
 void Runtime::fence_mbarrier_init() {
   if (over_ || !current_) return;
-  races_.publish_inits(current_->id);
+  races_.fence_inits(current_->id);
 }
 
 }  // namespace mbcheck::sim

@@ -25,7 +25,7 @@ void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
   const Known* __restrict source = from.data();
   for (std::size_t b = 0; b < n; ++b) {
     to[b].key = std::max(to[b].key, source[b].key);
-    to[b].published = std::max(to[b].published, source[b].published);
+    to[b].init_visible = std::max(to[b].init_visible, source[b].init_visible);
   }
 }
 
@@ -47,43 +47,32 @@ std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
 void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by) {
   if (incarnation_.size() <= barrier) incarnation_.resize(barrier + 1, 0);
   if (init_by_.size() <= barrier) init_by_.resize(barrier + 1, ~0u);
-  if (init_epoch_.size() <= barrier) init_epoch_.resize(barrier + 1, 0);
   ++incarnation_[barrier];
   init_by_[barrier] = by;
-  init_epoch_[barrier] = by < clocks_.size() ? clocks_[by][by] : 0;
+  Knowledge& k = knowledge(by);  // the initialiser knows its init from here on
+  if (k.size() <= barrier) k.resize(barrier + 1);
+  k[barrier].init_visible = incarnation_[barrier];
 }
 
-void RaceDetector::publish_inits(AgentId a) {
+void RaceDetector::fence_inits(AgentId a) {
   Knowledge& mine = knowledge(a);
   for (std::uint32_t b = 0; b < init_by_.size(); ++b) {
     if (init_by_[b] != a) continue;
     if (mine.size() <= b) mine.resize(b + 1);
-    mine[b].published = std::max(mine[b].published, incarnation_[b]);
+    mine[b].init_fenced = incarnation_[b];
   }
 }
 
-void RaceDetector::publish_known_inits(AgentId a) {
-  Knowledge& mine = knowledge(a);
-  const VClock& clock = clocks_[a];
-  for (std::uint32_t b = 0; b < init_by_.size(); ++b) {
-    const AgentId by = init_by_[b];
-    if (by == ~0u || by >= clock.size() || clock[by] < init_epoch_[b]) continue;  // not in a's past
-    if (mine.size() <= b) mine.resize(b + 1);
-    mine[b].published = std::max(mine[b].published, incarnation_[b]);
-  }
-}
-
-bool RaceDetector::init_published(AgentId a, std::uint32_t barrier) const {
-  return a < known_.size() && barrier < known_[a].size() && known_[a][barrier].published == incarnation(barrier);
+bool RaceDetector::init_visible(AgentId a, std::uint32_t barrier) const {
+  return a < known_.size() && barrier < known_[a].size() && known_[a][barrier].init_visible == incarnation(barrier);
 }
 
 void RaceDetector::release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
-  // Only the published-init facts: a relaxed arrive orders nothing, so what a thread learnt of
-  // barrier phases does not travel with it (PTX: no release semantics).
   Knowledge& into = released_knowledge(barrier, phase);
   const Knowledge& from = knowledge(a);
   if (into.size() < from.size()) into.resize(from.size());
-  for (std::size_t b = 0; b < from.size(); ++b) into[b].published = std::max(into[b].published, from[b].published);
+  for (std::size_t b = 0; b < from.size(); ++b)
+    into[b].init_visible = std::max(into[b].init_visible, from[b].init_fenced);
 }
 
 // Shadow pages outlive their detector: a check builds a runtime, and so a detector, per
@@ -139,7 +128,6 @@ void RaceDetector::reset(std::size_t agents) {
   known_.resize(agents);
   incarnation_.clear();
   init_by_.clear();
-  init_epoch_.clear();
   clocks_.resize(agents);
   step_.assign(agents, 0);
   for (std::size_t a = 0; a < agents; ++a) {

@@ -70,18 +70,16 @@ class RaceDetector {
   // -1 (the phase before init) when nothing more. Parity-only waits are read against it.
   std::int64_t known_phase(AgentId a, std::uint32_t barrier) const;
   void barrier_init(std::uint32_t barrier, AgentId by);  // a new incarnation: earlier knowledge is void
-  // Cluster visibility of mbarrier.init: `a`'s inits so far become visible to the cluster
-  // (fence.mbarrier_init.release.cluster, or the cluster-scope release of barrier.cluster.arrive).
-  // The fact travels along every happens-before edge, and along barrier.cluster.arrive.relaxed
-  // (release_knowledge), which carries nothing else.
-  void publish_inits(AgentId a);
-  // A cluster-scope release by `a` (barrier.cluster.arrive.release) is cumulative: every init
-  // that happens before it becomes visible to the cluster, whoever ran it.
-  void publish_known_inits(AgentId a);
-  // Does `a` know the barrier's current init published (so that it may use it from a peer CTA)?
-  bool init_published(AgentId a, std::uint32_t barrier) const;
-  // A relaxed arrival: it carries what fence.mbarrier_init published (the inits `a` knows
-  // visible) and nothing else: no data and no phase knowledge (it orders nothing).
+  // Cluster visibility of mbarrier.init (docs/semantics.md "unfenced-init"): the initialising
+  // thread knows its init from the init on (barrier_init), and the fact travels along every
+  // release/acquire edge, as phase knowledge does. fence.mbarrier_init.release.cluster marks
+  // `a`'s inits so far as fenced: its later barrier.cluster.arrive.relaxed carries them
+  // (release_knowledge), and nothing else does (a relaxed arrive orders nothing).
+  void fence_inits(AgentId a);
+  // Is the barrier's current init visible to `a` (so that it may use it from a peer CTA)?
+  bool init_visible(AgentId a, std::uint32_t barrier) const;
+  // A relaxed cluster arrival: it carries `a`'s fenced inits and nothing else: no data and
+  // no phase knowledge.
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase);
   std::uint32_t now(AgentId a) const { return clocks_[a][a]; }  // a's current epoch
   const std::vector<std::uint32_t>& clock(AgentId a) const { return clocks_[a]; }
@@ -99,7 +97,8 @@ class RaceDetector {
     // (incarnation, phase) as one ordered key, so that a join is a max: a newer incarnation
     // wins, then a later phase. 0: nothing known (incarnation 0, phase -1).
     std::uint64_t key = 0;
-    std::uint32_t published = 0;  // the incarnation whose init is known visible to the cluster
+    std::uint32_t init_visible = 0;  // the incarnation whose init is visible to the agent (joined)
+    std::uint32_t init_fenced = 0;   // ... and fenced by it (the agent's own; never joined)
     static std::uint64_t make(std::uint32_t incarnation, std::int64_t phase) {
       return (std::uint64_t{incarnation} << 40) | static_cast<std::uint64_t>(phase + 1);
     }
@@ -164,7 +163,6 @@ class RaceDetector {
   std::vector<Knowledge> known_;                           // per agent
   std::vector<std::uint32_t> incarnation_;                 // per barrier: inits so far
   std::vector<AgentId> init_by_;                           // per barrier: who made its current init
-  std::vector<std::uint32_t> init_epoch_;                  // ... and that agent's epoch at the init
   std::vector<Released> released_;                         // index: barrier id
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
   std::uintptr_t cached_page_ = ~std::uintptr_t{0};

@@ -408,7 +408,7 @@ class Runtime {
   // visible to the user (a barrier not initialised at all is the same unfenced-init mistake);
   // an invalidated one is left to the operation's own misuse.
   bool peer_init_visible(AgentId user, const MbarrierState& bar) const {
-    return bar.life == MbarrierState::Life::invalidated || (bar.is_live() && races_.init_published(user, bar.id));
+    return bar.life == MbarrierState::Life::invalidated || (bar.is_live() && races_.init_visible(user, bar.id));
   }
   // `user` touches CTA `cta`'s shared memory from another CTA (`verb` on `bar`, or on `addr`):
   // ends the execution if that CTA exited; else remembered for the check at its exit.

@@ -8,11 +8,17 @@
 
 namespace mbcheck::diff {
 
+std::string bug_kind(const sim::Outcome& out) {
+  return out.misuse && out.verdict != sim::Verdict::aliasing
+             ? fmt::format("{}:{}", sim::to_string(out.verdict), sim::to_string(*out.misuse))
+             : std::string(sim::to_string(out.verdict));
+}
+
 SearchReach search_reach(const DiffProgram& p, sim::SearchKind kind, std::uint64_t max_executions) {
   RuntimeProgram prog(p);
   sim::ExploreOptions o;
   o.kind = kind;
-  // A bug ends the comparison (only whether one exists is compared); a bug-free program is
+  // A bug ends the comparison (whether one exists, and that the reference finds its kind); a bug-free program is
   // explored to the end, so every outcome is seen.
   o.stop_at_first_bug = true;
   o.max_executions = max_executions;
@@ -22,8 +28,7 @@ SearchReach search_reach(const DiffProgram& p, sim::SearchKind kind, std::uint64
     if (out.verdict == sim::Verdict::diverged) r.diverged = true;
     if (sim::is_bug(out.verdict)) {
       r.bug = true;
-      r.bug_kinds.insert(out.misuse ? fmt::format("{}:{}", sim::to_string(out.verdict), sim::to_string(*out.misuse))
-                                    : std::string(sim::to_string(out.verdict)));
+      r.bug_kinds.insert(bug_kind(out));
     }
   });
   r.stats = er.stats;
@@ -57,6 +62,11 @@ Comparison compare(const DiffProgram& p, std::uint64_t reference_max_states) {
   } else if (ref.bug != s.bug) {
     c.why = fmt::format("bug: reference {} ({}), search {} ({})", ref.bug ? "yes" : "no", join(ref.bug_kinds),
                         s.bug ? "yes" : "no", join(s.bug_kinds));
+  } else if (const auto k = std::find_if(s.bug_kinds.begin(), s.bug_kinds.end(),
+                                         [&](const std::string& kind) { return !ref.bug_kinds.count(kind); });
+             k != s.bug_kinds.end()) {
+    c.why =
+        fmt::format("bug kind: the search reports {}, which the reference does not find ({})", *k, join(ref.bug_kinds));
   } else if (!ref.bug && ref.outcomes != s.outcomes) {
     std::set<std::string> missing, extra;
     for (const auto& o : ref.outcomes)

@@ -1,5 +1,6 @@
 // One program, two searches: the reference enumerator and DPOR over the fiber runtime.
-// They agree when both find a bug, or neither does and both reach the same final outcomes.
+// They agree when both find a bug (the search's of a kind the reference finds), or neither
+// does and both reach the same final outcomes.
 #pragma once
 
 #include <set>
@@ -10,6 +11,10 @@
 #include "tests/differential/reference.hpp"
 
 namespace mbcheck::diff {
+
+// An outcome's bug kind as the reference names them: "deadlock", "race", "aliasing",
+// "misuse:<kind>", ...
+std::string bug_kind(const sim::Outcome& out);
 
 struct SearchReach {
   std::set<std::string> outcomes;   // format_observed of every completed execution

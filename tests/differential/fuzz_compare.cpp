@@ -5,18 +5,10 @@
 #include "sim/explore/explore.hpp"
 #include "sim/explore/strategy.hpp"
 #include "sim/fuzz.hpp"
+#include "tests/differential/compare.hpp"
 #include "tests/differential/runtime_program.hpp"
 
 namespace mbcheck::diff {
-
-namespace {
-// As the reference names them: "deadlock", "race", "aliasing", "misuse:<kind>", ...
-std::string kind_of(const sim::Outcome& out) {
-  return out.misuse && out.verdict != sim::Verdict::aliasing
-             ? fmt::format("{}:{}", sim::to_string(out.verdict), sim::to_string(*out.misuse))
-             : std::string(sim::to_string(out.verdict));
-}
-}  // namespace
 
 FuzzComparison fuzz_compare(const DiffProgram& p, const ReferenceResult& reference, std::uint64_t random_runs,
                             std::uint64_t pct_runs, std::uint64_t seed) {
@@ -41,9 +33,9 @@ FuzzComparison fuzz_compare(const DiffProgram& p, const ReferenceResult& referen
     } else if (sim::is_bug(out.verdict)) {
       ++f.bug_runs;
       f.found = true;
-      if (!reference.bug_kinds.count(kind_of(out))) {
+      if (!reference.bug_kinds.count(bug_kind(out))) {
         ++f.false_alarms;
-        wrong = fmt::format("{} run {} reports {} ({}), which the reference does not find", strategy, i, kind_of(out),
+        wrong = fmt::format("{} run {} reports {} ({}), which the reference does not find", strategy, i, bug_kind(out),
                             out.message);
       }
     } else if (out.verdict == sim::Verdict::completed) {
