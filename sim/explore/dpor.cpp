@@ -26,9 +26,8 @@ void DporSearch::on_step(const Runtime& rt, const StepInfo& step) {
   find_races(index, e);
   // acc_'s own entry is what the event acquired of its own agent (see ClockArena) until here,
   // where it becomes e.seq; nothing in between reads it (program order is checked by agent).
-  if (acc_.size() <= e.agent) acc_.resize(e.agent + 1, 0);
-  const std::uint32_t acquired_own = acc_[e.agent];
-  acc_[e.agent] = e.seq;
+  const std::uint32_t acquired_own = arena_.get(acc_, e.agent);
+  arena_.set(acc_, e.agent, e.seq);
   record(step, e, index);
   if (step.spawned != kNoAgent)
     for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, step.spawned_count); ++i)
@@ -104,7 +103,7 @@ void DporSearch::check_races(std::vector<std::uint32_t>& list, const Event& e) {
   list.erase(std::unique(list.begin(), list.end()), list.end());
   for (std::uint32_t c : list) {
     const Event& other = events_[c];
-    if (other.agent == e.agent || covers(acc_, other.agent, other.seq)) continue;
+    if (other.agent == e.agent || arena_.covers(acc_, other.agent, other.seq)) continue;
     arena_.join_into(other, acc_);
     races_found_.push_back(c);
   }
@@ -117,7 +116,7 @@ void DporSearch::find_races(std::uint32_t index, const Event& e) {
   for (std::span<const std::uint32_t> s : singles_)
     for (std::size_t i = s.size(); i-- > 0;) {
       const Event& other = events_[s[i]];
-      if (other.agent == e.agent || covers(acc_, other.agent, other.seq)) continue;
+      if (other.agent == e.agent || arena_.covers(acc_, other.agent, other.seq)) continue;
       early_.push_back(s[i]);
       break;
     }
@@ -145,13 +144,13 @@ void DporSearch::find_races(std::uint32_t index, const Event& e) {
 // alias after it) race with it unless one of those ops is already after them.
 void DporSearch::completion_races(const Event& e) {
   if (watch_.empty()) return;
-  VClock& done = completion_clock_;
-  done.assign(acc_.begin(), acc_.end());
+  WorkClock& done = completion_clock_;
+  done.assign(acc_);
   if (watch_base_) arena_.join(done, *watch_base_);
   std::sort(watch_.begin(), watch_.end(), std::greater<>());
   for (std::uint32_t c : watch_) {
     const Event& other = events_[c];
-    if (other.agent == e.agent || covers(done, other.agent, other.seq)) continue;
+    if (other.agent == e.agent || arena_.covers(done, other.agent, other.seq)) continue;
     arena_.join_into(other, done);
     arena_.join_into(other, acc_);
     races_found_.push_back(c);
@@ -166,7 +165,7 @@ void DporSearch::on_blocked(const Runtime& rt) {
     const Agent& a = rt.agent(static_cast<AgentId>(id));
     if (a.kind != Agent::Kind::thread || a.state != Agent::State::blocked || !is_blocking_wait(a.op)) continue;
     Event& w = blocked_event_;
-    VClock& wc = blocked_clock_;
+    WorkClock& wc = blocked_clock_;
     w.agent = a.id;
     wc.clear();
     w.seq = 1;
@@ -181,7 +180,7 @@ void DporSearch::on_blocked(const Runtime& rt) {
     std::vector<std::uint32_t> found;
     for (std::uint32_t c : list) {
       const Event& other = events_[c];
-      if (other.agent == w.agent || covers(wc, other.agent, other.seq)) continue;
+      if (other.agent == w.agent || arena_.covers(wc, other.agent, other.seq)) continue;
       arena_.join_into(other, wc);
       found.push_back(c);
     }
@@ -211,8 +210,10 @@ std::string DporSearch::trace_key() const {
     const Event& e = events_[i];
     if (e.cat == Cat::spin_noop) continue;
     std::string part = fmt::format("{}.{}:{}:{}:{}|", e.agent, e.seq, static_cast<int>(e.cat), e.phase, e.detail);
+    WorkClock clock;
+    arena_.expand(e, clock);
     VClock dense;
-    arena_.expand(e, dense);
+    arena_.to_dense(clock, dense);
     while (!dense.empty() && dense.back() == 0) dense.pop_back();
     for (auto c : dense) part += fmt::format("{},", c);
     parts.push_back(std::move(part));
@@ -392,7 +393,7 @@ void DporSearch::classify_counter(BarrierHistory& h, const StepInfo& step, Event
   if (is_arrival(op) && p > 0) {
     bool settled = false;
     for (std::uint32_t o : it->obs_true)
-      if (events_[o].agent == e.agent || covers(acc_, events_[o].agent, events_[o].seq)) {
+      if (events_[o].agent == e.agent || arena_.covers(acc_, events_[o].agent, events_[o].seq)) {
         settled = true;
         break;
       }
@@ -454,7 +455,7 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
 // set of the node before `earlier` (source-set DPOR).
 // `later_clock`: the later event's clock as built so far (it is not stored yet).
 void DporSearch::add_race(std::uint32_t earlier, std::uint32_t later, const Event& later_event,
-                          const VClock& later_clock) {
+                          const WorkClock& later_clock) {
   ++races;
   const Event& e1 = events_[earlier];
   if (earlier >= nodes.size()) return;
@@ -489,7 +490,7 @@ void DporSearch::add_race(std::uint32_t earlier, std::uint32_t later, const Even
         }
     }
     for (AgentId a : first_agents_)
-      if (a != q && (stored ? arena_.covers(*stored, a, first_seq_[a]) : covers(later_clock, a, first_seq_[a])))
+      if (a != q && (stored ? arena_.covers(*stored, a, first_seq_[a]) : arena_.covers(later_clock, a, first_seq_[a])))
         return false;
     return true;
   };

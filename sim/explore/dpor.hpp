@@ -219,7 +219,7 @@ class DporSearch final : public Strategy, public StepObserver {
   // Race earlier -> later: make sure some initial step of the reversal is in the backtrack
   // set of the node before `earlier` (source-set DPOR).
   // `later_clock`: the later event's clock as built so far (it is not stored yet).
-  void add_race(std::uint32_t earlier, std::uint32_t later, const Event& later_event, const VClock& later_clock);
+  void add_race(std::uint32_t earlier, std::uint32_t later, const Event& later_event, const WorkClock& later_clock);
 
   struct SyncJoin {
     Summary clock;
@@ -234,14 +234,14 @@ class DporSearch final : public Strategy, public StepObserver {
   std::vector<std::span<const std::uint32_t>> singles_;  // see on_step
   std::vector<std::uint32_t> watch_;                     // observers a completion races with
   const Summary* watch_base_ = nullptr;                  // the completed phase's counter ops
-  VClock completion_clock_;
+  WorkClock completion_clock_;
   Summary wait_join_;
   std::vector<std::uint32_t> block_prev_;  // the completion of barrier 0's generation before
   Summary arrive_join_;                    // an async arrive: the join of the copies it tracks
   Summary read_join_;                      // a read-woken poll: the writes that woke it
   Event blocked_event_;
-  VClock blocked_clock_;
-  VClock acc_;                                     // the clock of the event on_step is building
+  WorkClock blocked_clock_;
+  WorkClock acc_;                                  // the clock of the event on_step is building
   ClockId prev_clock_ = kNoClock;                  // its agent's previous event's clock
   ClockArena arena_;                               // every stored event clock of this execution
   std::vector<std::uint32_t> race_v_, first_seq_;  // add_race's buffers (first_seq_: 0 = absent)

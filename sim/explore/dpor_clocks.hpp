@@ -16,21 +16,6 @@ namespace mbcheck::sim::dpor {
 
 using VClock = std::vector<std::uint32_t>;
 
-inline bool covers_all(const VClock& c, const VClock& other) {
-  const std::size_t n = std::min(c.size(), other.size());
-  for (std::size_t i = 0; i < n; ++i)
-    if (other[i] > c[i]) return false;
-  for (std::size_t i = n; i < other.size(); ++i)
-    if (other[i] != 0) return false;
-  return true;
-}
-
-inline void join(VClock& into, const VClock& from) {
-  if (into.size() < from.size()) into.resize(from.size(), 0);
-  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
-}
-inline bool covers(const VClock& c, AgentId agent, std::uint32_t seq) { return agent < c.size() && c[agent] >= seq; }
-
 // live_read: reads only whether its barrier is live (cp.async.mbarrier.arrive.noinc).
 // spin_noop: a failed poll that was a spin iteration; it changed nothing, so it is no event of
 // the partial order (no races, skipped in reversals and class keys; its agent's next event
@@ -82,12 +67,53 @@ class PagedWords {
   std::vector<std::unique_ptr<std::uint32_t[]>> pages_;
 };
 
+// Clocks are kept in chunks of kClockChunk entries; the arena stores each distinct chunk once.
+inline constexpr std::uint32_t kClockChunk = 32;
+inline constexpr std::uint32_t kZeroChunk = ~0u;  // a chunk of zeros, not stored
+
+// A clock being built or joined (an event's, a phase's summary). Per chunk it refers to a
+// chunk stored in the arena (shared, never written), to kZeroChunk, or to a chunk of its own
+// (written in place). Joining a stored clock into it copies chunk references where it can
+// (an equal or a dominated chunk costs one comparison), so a step's work is in proportion to
+// the chunks its clock has and the chunks that change, not to the agents' count.
+class WorkClock {
+ public:
+  void clear() {
+    refs_.clear();
+    n_own_ = 0;
+  }
+  bool empty() const { return refs_.empty(); }
+  // A copy of `other` (own chunks copied, not the buffer's capacity).
+  void assign(const WorkClock& other) {
+    refs_ = other.refs_;
+    n_own_ = other.n_own_;
+    if (own_.size() < other.own_.size()) own_.resize(other.own_.size());
+    std::copy_n(other.own_.begin(), std::size_t{n_own_} * kClockChunk, own_.begin());
+  }
+  void release_memory() { WorkClock().swap(*this); }
+  void swap(WorkClock& other) noexcept {
+    refs_.swap(other.refs_);
+    own_.swap(other.own_);
+    std::swap(n_own_, other.n_own_);
+  }
+
+ private:
+  friend class ClockArena;
+  // Stored chunks are offsets of kClockChunk-aligned words (even); kZeroChunk and own chunks
+  // (slot * 2 + 1) are odd.
+  static bool is_own(std::uint32_t ref) { return ref != kZeroChunk && (ref & 1u) != 0; }
+  std::uint32_t* own(std::uint32_t ref) { return &own_[std::size_t{ref >> 1} * kClockChunk]; }
+  const std::uint32_t* own(std::uint32_t ref) const { return &own_[std::size_t{ref >> 1} * kClockChunk]; }
+  std::vector<std::uint32_t> refs_;  // per chunk
+  std::vector<std::uint32_t> own_;   // the first n_own_ chunks are in use (the rest: spare capacity)
+  std::uint32_t n_own_ = 0;
+};
+
 // The join of a set of clocks (a phase's counter ops, its successful observers, a sync's
-// threads). Dense while it may still grow; kept as a record in the arena (sealed) once its
-// barrier has moved two phases on: one dense summary per phase was what was left growing
-// with steps x agents.
+// threads). A WorkClock while it may still grow; kept as a record in the arena (sealed) once
+// its barrier has moved two phases on.
 struct Summary {
-  VClock dense;
+  WorkClock dense;
   ClockId sealed = kNoClock;
   void clear() {
     dense.clear();
@@ -103,8 +129,6 @@ struct Summary {
 // event that acquires nothing new shares its agent's previous record, and the threads that
 // pass one barrier phase (which acquire the same clocks) share one record between them.
 // Storage then grows with the distinct records, not with steps x agents.
-inline constexpr std::uint32_t kClockChunk = 32;
-inline constexpr std::uint32_t kZeroChunk = ~0u;  // a chunk of zeros, not stored
 class ClockArena {
  public:
   void clear() {
@@ -113,38 +137,36 @@ class ClockArena {
     record_index_.clear();
     chunk_index_.clear();
   }
-  // The record of `dense` with its entry `own` read as `own_raw` (kNoAgent: none); `like`
-  // (the agent's previous record, or kNoClock) is tried first: most steps acquire nothing.
-  ClockId store(VClock& dense, AgentId own, std::uint32_t own_raw, ClockId like = kNoClock) {
-    std::uint32_t saved = 0;
-    if (own < dense.size()) {
-      saved = dense[own];
-      dense[own] = own_raw;
-    }
-    if (like != kNoClock && record_is(like, dense)) {
-      if (own < dense.size()) dense[own] = saved;
-      return like;
-    }
-    std::size_t n = (dense.size() + kClockChunk - 1) / kClockChunk;
-    chunk_hash_.assign(n, 0);
-    std::size_t used = 0;  // chunks up to the last nonzero one
+  // The record of `w` with its entry `own` set to `own_raw` (kNoAgent: none); `like` (the
+  // agent's previous record, or kNoClock) is tried first: most steps acquire nothing. `w` is
+  // left holding the stored chunks (and `own_raw` as its entry `own`).
+  ClockId store(WorkClock& w, AgentId own, std::uint32_t own_raw, ClockId like = kNoClock) {
+    if (own != kNoAgent && get(w, own) != own_raw) set(w, own, own_raw);
+    const std::uint32_t* like_rec = like != kNoClock ? records_.at(like) : nullptr;
+    std::size_t n = w.refs_.size();
     for (std::size_t c = 0; c < n; ++c) {
-      chunk_hash_[c] = hash_chunk(dense, c);
-      if (chunk_hash_[c] != 0) used = c + 1;
+      const std::uint32_t ref = w.refs_[c];
+      if (!WorkClock::is_own(ref)) continue;
+      const std::uint32_t* words = w.own(ref);
+      // The previous record's chunk, if equal, saves a lookup (the own entry's chunk).
+      if (like_rec && c < like_rec[0] && like_rec[1 + c] != kZeroChunk &&
+          std::equal(words, words + kClockChunk, chunks_.at(like_rec[1 + c])))
+        w.refs_[c] = like_rec[1 + c];
+      else
+        w.refs_[c] = intern(words);
     }
-    n = used;
+    w.n_own_ = 0;
+    while (n > 0 && w.refs_[n - 1] == kZeroChunk) --n;
+    if (like_rec && record_equal(like, w.refs_.data(), n)) return like;
     std::uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    for (std::size_t c = 0; c < n; ++c) h = mix(h ^ chunk_hash_[c]);
-    ClockId id = kNoClock;
-    if (auto it = record_index_.find(h); it != record_index_.end() && record_equal(it->second, dense, n)) {
-      id = it->second;
-    } else {
-      id = records_.alloc(n + 1);
-      records_.at(id)[0] = static_cast<std::uint32_t>(n);
-      for (std::size_t c = 0; c < n; ++c) records_.at(id)[1 + c] = chunk_of(dense, c);
-      record_index_[h] = id;
-    }
-    if (own < dense.size()) dense[own] = saved;
+    for (std::size_t c = 0; c < n; ++c) h = mix(h ^ w.refs_[c]);
+    if (auto it = record_index_.find(h); it != record_index_.end() && record_equal(it->second, w.refs_.data(), n))
+      return it->second;
+    const ClockId id = records_.alloc(n + 1);
+    std::uint32_t* rec = records_.at(id);
+    rec[0] = static_cast<std::uint32_t>(n);
+    std::copy_n(w.refs_.data(), n, rec + 1);
+    record_index_[h] = id;
     return id;
   }
   // Entry i of a record as kept (an event's own entry is read through at()).
@@ -156,60 +178,81 @@ class ClockArena {
   }
   std::uint32_t at(const Event& e, std::size_t i) const { return i == e.agent ? e.seq : raw(e.clock, i); }
   bool covers(const Event& e, AgentId agent, std::uint32_t seq) const { return at(e, agent) >= seq; }
-  void join_raw(ClockId r, VClock& into) const {
+
+  // Working clocks.
+  std::uint32_t get(const WorkClock& w, std::size_t i) const {
+    const std::size_t c = i / kClockChunk;
+    if (c >= w.refs_.size() || w.refs_[c] == kZeroChunk) return 0;
+    return words(w, w.refs_[c])[i % kClockChunk];
+  }
+  bool covers(const WorkClock& w, AgentId agent, std::uint32_t seq) const { return get(w, agent) >= seq; }
+  void set(WorkClock& w, std::size_t i, std::uint32_t v) const { writable(w, i / kClockChunk)[i % kClockChunk] = v; }
+  void join_raw(ClockId r, WorkClock& into) const {
     const std::uint32_t* rec = records_.at(r);
-    const std::size_t n = std::size_t{rec[0]} * kClockChunk;
-    if (into.size() < n) into.resize(n, 0);
-    for (std::uint32_t c = 0; c < rec[0]; ++c) {
-      if (rec[1 + c] == kZeroChunk) continue;
-      const std::uint32_t* w = chunks_.at(rec[1 + c]);
-      std::uint32_t* d = &into[c * kClockChunk];
-      for (std::uint32_t i = 0; i < kClockChunk; ++i) d[i] = std::max(d[i], w[i]);
+    if (into.refs_.size() < rec[0]) into.refs_.resize(rec[0], kZeroChunk);
+    for (std::uint32_t c = 0; c < rec[0]; ++c)
+      if (rec[1 + c] != kZeroChunk) join_chunk(into, c, rec[1 + c], chunks_.at(rec[1 + c]));
+  }
+  void join(WorkClock& into, const WorkClock& from) const {
+    if (&into == &from) return;
+    if (into.refs_.size() < from.refs_.size()) into.refs_.resize(from.refs_.size(), kZeroChunk);
+    for (std::size_t c = 0; c < from.refs_.size(); ++c) {
+      const std::uint32_t ref = from.refs_[c];
+      if (ref == kZeroChunk) continue;
+      if (WorkClock::is_own(ref))
+        join_chunk(into, c, kZeroChunk, from.own(ref));
+      else
+        join_chunk(into, c, ref, chunks_.at(ref));
     }
   }
   // A record's own entry is what the event acquired of its own agent: an older seq.
-  void join_into(const Event& e, VClock& into) const {
+  void join_into(const Event& e, WorkClock& into) const {
     join_raw(e.clock, into);
-    if (into.size() <= e.agent) into.resize(e.agent + 1, 0);
-    into[e.agent] = std::max(into[e.agent], e.seq);
+    if (get(into, e.agent) < e.seq) set(into, e.agent, e.seq);
   }
-  void expand(const Event& e, VClock& into) const {
+  void expand(const Event& e, WorkClock& into) const {
     into.clear();
     join_into(e, into);
+  }
+  void to_dense(const WorkClock& w, std::vector<std::uint32_t>& dense) const {
+    dense.assign(w.refs_.size() * kClockChunk, 0);
+    for (std::size_t c = 0; c < w.refs_.size(); ++c)
+      if (w.refs_[c] != kZeroChunk) std::copy_n(words(w, w.refs_[c]), kClockChunk, &dense[c * kClockChunk]);
   }
   std::uint64_t bytes_used() const { return records_.bytes_used() + chunks_.bytes_used(); }
 
   // Summaries (see Summary).
-  void add(Summary& s, const VClock& c) {
+  void add(Summary& s, const WorkClock& c) const {
     if (s.sealed != kNoClock) {
       join_raw(s.sealed, s.dense);
       s.sealed = kNoClock;
     }
-    dpor::join(s.dense, c);
+    join(s.dense, c);
   }
-  void join(VClock& into, const Summary& s) const {
+  void join(WorkClock& into, const Summary& s) const {
     if (s.sealed != kNoClock)
       join_raw(s.sealed, into);
     else
-      dpor::join(into, s.dense);
+      join(into, s.dense);
   }
-  bool covered(const VClock& c, const Summary& s) const {
-    if (s.sealed == kNoClock) return covers_all(c, s.dense);
-    const std::uint32_t* rec = records_.at(s.sealed);
-    for (std::uint32_t k = 0; k < rec[0]; ++k) {
-      if (rec[1 + k] == kZeroChunk) continue;
-      const std::uint32_t* w = chunks_.at(rec[1 + k]);
-      for (std::uint32_t i = 0; i < kClockChunk; ++i) {
-        const std::size_t at = std::size_t{k} * kClockChunk + i;
-        if (w[i] > (at < c.size() ? c[at] : 0u)) return false;
+  // Does `c` cover every entry of `s`?
+  bool covered(const WorkClock& c, const Summary& s) const {
+    if (s.sealed == kNoClock) {
+      for (std::size_t k = 0; k < s.dense.refs_.size(); ++k) {
+        const std::uint32_t ref = s.dense.refs_[k];
+        if (ref != kZeroChunk && !chunk_covered(c, k, ref, words(s.dense, ref))) return false;
       }
+      return true;
     }
+    const std::uint32_t* rec = records_.at(s.sealed);
+    for (std::uint32_t k = 0; k < rec[0]; ++k)
+      if (rec[1 + k] != kZeroChunk && !chunk_covered(c, k, rec[1 + k], chunks_.at(rec[1 + k]))) return false;
     return true;
   }
   void seal(Summary& s) {
     if (s.sealed != kNoClock || s.dense.empty()) return;
     s.sealed = store(s.dense, kNoAgent, 0);
-    VClock().swap(s.dense);  // give the memory back
+    s.dense.release_memory();
   }
 
  private:
@@ -219,65 +262,87 @@ class ClockArena {
     x ^= x >> 33;
     return x;
   }
-  // 0 for a chunk of zeros (and only for one: a nonzero chunk's hash is never 0).
-  static std::uint64_t hash_chunk(const VClock& dense, std::size_t c) {
+  const std::uint32_t* words(const WorkClock& w, std::uint32_t ref) const {
+    return WorkClock::is_own(ref) ? w.own(ref) : chunks_.at(ref);
+  }
+  // Chunk c of `w` as its own chunk, to write (copied from what it referred to).
+  std::uint32_t* writable(WorkClock& w, std::size_t c) const {
+    if (w.refs_.size() <= c) w.refs_.resize(c + 1, kZeroChunk);
+    const std::uint32_t ref = w.refs_[c];
+    if (WorkClock::is_own(ref)) return w.own(ref);
+    const std::uint32_t slot = w.n_own_++;
+    if (w.own_.size() < std::size_t{w.n_own_} * kClockChunk) w.own_.resize(std::size_t{w.n_own_} * kClockChunk);
+    std::uint32_t* d = &w.own_[std::size_t{slot} * kClockChunk];
+    if (ref == kZeroChunk)
+      std::fill_n(d, kClockChunk, 0u);
+    else
+      std::copy_n(chunks_.at(ref), kClockChunk, d);
+    w.refs_[c] = slot << 1 | 1u;
+    return d;
+  }
+  // Chunk c of `into` joined with the chunk `src` (stored as `src_ref`, or kZeroChunk when it
+  // is another clock's own chunk); into.refs_ has chunk c.
+  void join_chunk(WorkClock& into, std::size_t c, std::uint32_t src_ref, const std::uint32_t* src) const {
+    const std::uint32_t ref = into.refs_[c];
+    const bool stored = src_ref != kZeroChunk;
+    if (stored && ref == src_ref) return;
+    if (ref == kZeroChunk && stored) {
+      into.refs_[c] = src_ref;
+      return;
+    }
+    if (ref != kZeroChunk && !WorkClock::is_own(ref)) {
+      // Two stored chunks: where one dominates, the join is that one.
+      const std::uint32_t* d = chunks_.at(ref);
+      bool d_ge = true, s_ge = true;
+      for (std::uint32_t i = 0; i < kClockChunk; ++i) {
+        d_ge &= d[i] >= src[i];
+        s_ge &= src[i] >= d[i];
+      }
+      if (d_ge) return;
+      if (s_ge && stored) {
+        into.refs_[c] = src_ref;
+        return;
+      }
+    }
+    std::uint32_t* d = writable(into, c);
+    for (std::uint32_t i = 0; i < kClockChunk; ++i) d[i] = std::max(d[i], src[i]);
+  }
+  bool chunk_covered(const WorkClock& c, std::size_t k, std::uint32_t src_ref, const std::uint32_t* src) const {
+    const std::uint32_t ref = k < c.refs_.size() ? c.refs_[k] : kZeroChunk;
+    if (ref == src_ref && !WorkClock::is_own(ref)) return true;  // the same stored chunk (or both zero)
+    if (ref == kZeroChunk) return false;                         // src is a chunk with a nonzero entry
+    const std::uint32_t* d = words(c, ref);
+    for (std::uint32_t i = 0; i < kClockChunk; ++i)
+      if (src[i] > d[i]) return false;
+    return true;
+  }
+  // The stored chunk with these words (kZeroChunk for zeros).
+  std::uint32_t intern(const std::uint32_t* words) {
     std::uint64_t h = 0;
     bool zero = true;
-    const std::size_t begin = c * kClockChunk, end = std::min<std::size_t>(begin + kClockChunk, dense.size());
-    for (std::size_t i = begin; i < end; ++i) {
-      zero &= dense[i] == 0;
-      h = (h ^ dense[i]) * 0x100000001b3ull;
+    for (std::uint32_t i = 0; i < kClockChunk; ++i) {
+      zero &= words[i] == 0;
+      h = (h ^ words[i]) * 0x100000001b3ull;
     }
-    return zero ? 0 : (mix(h) | 1);
-  }
-  bool chunk_equal(const VClock& dense, std::size_t c, std::uint32_t chunk) const {
-    const std::uint32_t* w = chunks_.at(chunk);
-    const std::size_t begin = c * kClockChunk;
-    for (std::size_t i = 0; i < kClockChunk; ++i)
-      if ((begin + i < dense.size() ? dense[begin + i] : 0u) != w[i]) return false;
-    return true;
-  }
-  // Does record r hold exactly `dense` (whose entries past the record's chunks are zero)?
-  bool record_is(ClockId r, const VClock& dense) const {
-    const std::uint32_t* rec = records_.at(r);
-    const std::size_t kept = std::size_t{rec[0]} * kClockChunk;
-    for (std::size_t i = kept; i < dense.size(); ++i)
-      if (dense[i] != 0) return false;
-    for (std::size_t c = 0; c < rec[0]; ++c) {
-      if (rec[1 + c] != kZeroChunk) {
-        if (!chunk_equal(dense, c, rec[1 + c])) return false;
-        continue;
-      }
-      const std::size_t begin = c * kClockChunk, end = std::min<std::size_t>(begin + kClockChunk, dense.size());
-      for (std::size_t i = begin; i < end; ++i)
-        if (dense[i] != 0) return false;
-    }
-    return true;
-  }
-  bool record_equal(ClockId r, const VClock& dense, std::size_t n) const {
-    const std::uint32_t* rec = records_.at(r);
-    if (rec[0] != n) return false;
-    for (std::size_t c = 0; c < n; ++c)
-      if (rec[1 + c] == kZeroChunk ? chunk_hash_[c] != 0 : !chunk_equal(dense, c, rec[1 + c])) return false;
-    return true;
-  }
-  std::uint32_t chunk_of(const VClock& dense, std::size_t c) {
-    if (chunk_hash_[c] == 0) return kZeroChunk;
-    if (auto it = chunk_index_.find(chunk_hash_[c]); it != chunk_index_.end() && chunk_equal(dense, c, it->second))
+    if (zero) return kZeroChunk;
+    h = mix(h);
+    if (auto it = chunk_index_.find(h);
+        it != chunk_index_.end() && std::equal(words, words + kClockChunk, chunks_.at(it->second)))
       return it->second;
     const std::uint32_t chunk = chunks_.alloc(kClockChunk);
-    std::uint32_t* w = chunks_.at(chunk);
-    const std::size_t begin = c * kClockChunk;
-    for (std::size_t i = 0; i < kClockChunk; ++i) w[i] = begin + i < dense.size() ? dense[begin + i] : 0u;
-    chunk_index_[chunk_hash_[c]] = chunk;
+    std::copy_n(words, kClockChunk, chunks_.at(chunk));
+    chunk_index_[h] = chunk;
     return chunk;
+  }
+  bool record_equal(ClockId r, const std::uint32_t* refs, std::size_t n) const {
+    const std::uint32_t* rec = records_.at(r);
+    return rec[0] == n && std::equal(refs, refs + n, rec + 1);
   }
 
   PagedWords records_{20};  // per record: its chunk count, then each chunk's offset in chunks_
-  PagedWords chunks_{20};
+  PagedWords chunks_{20};   // chunks of kClockChunk words (so every offset is even)
   std::unordered_map<std::uint64_t, ClockId> record_index_;  // content hash -> a record with it
   std::unordered_map<std::uint64_t, std::uint32_t> chunk_index_;
-  std::vector<std::uint64_t> chunk_hash_;  // store()'s buffer
 };
 
 }  // namespace mbcheck::sim::dpor
