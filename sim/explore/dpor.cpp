@@ -315,19 +315,31 @@ void DporSearch::classify_block_arrive(const Runtime& rt, const StepInfo& step, 
 
 // It waits for the members of its owner's groups of its family (its bulk stores, its
 // cp.asyncs, its warp group's wgmma operand reads) in every committed group but the newest N.
+// Kept per waiting thread as a join that only grows: what an earlier wait of the thread forced
+// is in its past anyway, so each member is looked at until joined, not at every wait (a scan
+// of every agent per wait grew with the copies issued).
 void DporSearch::classify_group_wait(const Runtime& rt, const StepInfo& step, std::vector<const Summary*>& forced) {
-  wait_join_.clear();
+  for (; scanned_agents_ < rt.agent_count(); ++scanned_agents_) {
+    const Agent& a = rt.agent(static_cast<AgentId>(scanned_agents_));
+    if (a.kind == Agent::Kind::copy && a.group_owner != kNoAgent)
+      group_members_[a.group_owner].push_back(static_cast<AgentId>(scanned_agents_));
+  }
   const GroupKind family = step.op.info().group;
   const AgentId owner = rt.group_owner(rt.agent(step.agent), family);
   const std::uint32_t waited =
       rt.agent(owner).groups[group_index(family)].covered(static_cast<std::uint32_t>(step.op.arg));
-  for (std::size_t id = 0; id < rt.agent_count(); ++id) {
-    const Agent& a = rt.agent(static_cast<AgentId>(id));
-    if (a.kind == Agent::Kind::copy && a.group_owner == owner && a.op.info().group == family && a.committed &&
-        a.async_group < waited && a.state == Agent::State::finished && id < last_event_.size() && last_event_[id] >= 0)
-      arena_.join_into(events_[last_event_[id]], wait_join_.dense);
+  GroupWaitJoin& j = group_waits_[std::uint64_t{step.agent} << 8 | static_cast<std::uint64_t>(group_index(family))];
+  const std::vector<AgentId>& members = group_members_[owner];
+  for (std::size_t i = j.next; i < members.size(); ++i) {
+    const AgentId id = members[i];
+    const Agent& a = rt.agent(id);
+    const bool other_family = a.op.info().group != family;
+    const bool joins = !other_family && a.committed && a.async_group < waited && a.state == Agent::State::finished &&
+                       id < last_event_.size() && last_event_[id] >= 0;
+    if (joins) arena_.join_into(events_[last_event_[id]], j.clock.dense);
+    if (i == j.next && (joins || (other_family && a.state == Agent::State::finished))) ++j.next;
   }
-  forced.push_back(&wait_join_);
+  forced.push_back(&j.clock);
 }
 
 // An observer reads the phase only, and only completions change it.

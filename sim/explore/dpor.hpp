@@ -60,6 +60,9 @@ class DporSearch final : public Strategy, public StepObserver {
     barriers_.clear();
     addresses_.clear();
     sync_join_.clear();
+    group_waits_.clear();
+    group_members_.clear();
+    scanned_agents_ = 0;
     any_provisional_ = false;
   }
 
@@ -235,10 +238,16 @@ class DporSearch final : public Strategy, public StepObserver {
   std::vector<std::uint32_t> watch_;                     // observers a completion races with
   const Summary* watch_base_ = nullptr;                  // the completed phase's counter ops
   WorkClock completion_clock_;
-  Summary wait_join_;
-  std::vector<std::uint32_t> block_prev_;  // the completion of barrier 0's generation before
-  Summary arrive_join_;                    // an async arrive: the join of the copies it tracks
-  Summary read_join_;                      // a read-woken poll: the writes that woke it
+  struct GroupWaitJoin {
+    Summary clock;         // the members a wait_group of its thread forced so far
+    std::size_t next = 0;  // the first member (of its owner's) not yet joined or passed over
+  };
+  std::unordered_map<std::uint64_t, GroupWaitJoin> group_waits_;     // by waiting thread << 8 | family
+  std::unordered_map<AgentId, std::vector<AgentId>> group_members_;  // by owner, in issue order
+  std::size_t scanned_agents_ = 0;                                   // agents sorted into group_members_
+  std::vector<std::uint32_t> block_prev_;                            // the completion of barrier 0's generation before
+  Summary arrive_join_;  // an async arrive: the join of the copies it tracks
+  Summary read_join_;    // a read-woken poll: the writes that woke it
   Event blocked_event_;
   WorkClock blocked_clock_;
   WorkClock acc_;                                  // the clock of the event on_step is building
