@@ -24,15 +24,13 @@ void DporSearch::on_step(const Runtime& rt, const StepInfo& step) {
   watch_base_ = nullptr;
   classify(rt, step, e, early_, groups_, forced_);
   find_races(index, e);
-  // acc_'s own entry is what the event acquired of its own agent (see ClockArena) until here,
-  // where it becomes e.seq; nothing in between reads it (program order is checked by agent).
-  const std::uint32_t acquired_own = arena_.get(acc_, e.agent);
-  arena_.set(acc_, e.agent, e.seq);
+  // acc_'s own entry stays what the event acquired of its own agent (see ClockArena): the
+  // record keeps that; the summaries record() adds the event to take e.seq.
   record(step, e, index);
   if (step.spawned != kNoAgent)
     for (std::uint32_t i = 0; i < std::max<std::uint32_t>(1, step.spawned_count); ++i)
       spawned_by_[step.spawned + i] = index;
-  e.clock = arena_.store(acc_, e.agent, acquired_own, prev_clock_);
+  e.clock = arena_.store(acc_, kNoAgent, 0, prev_clock_);
   last_event_[step.agent] = index;
 }
 
@@ -439,7 +437,7 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
     case Cat::obs_true: {
       PhaseEvents& pe = h.at(e.phase);
       pe.obs_true.push_back(index);
-      arena_.add(pe.obs_summary, acc_);
+      arena_.add(pe.obs_summary, acc_, e);
       break;
     }
     case Cat::obs_false: h.at(e.phase).obs_false.push_back(index); break;
@@ -455,7 +453,7 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
         pe.last_provisional = index;
         any_provisional_ = true;
       }
-      arena_.add(pe.counter_summary, acc_);
+      arena_.add(pe.counter_summary, acc_, e);
       seal_before(h, e.phase - 1);
       break;
     }

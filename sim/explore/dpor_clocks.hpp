@@ -222,12 +222,14 @@ class ClockArena {
   std::uint64_t bytes_used() const { return records_.bytes_used() + chunks_.bytes_used(); }
 
   // Summaries (see Summary).
-  void add(Summary& s, const WorkClock& c) const {
+  // Adds event e, whose clock is `c` but for its own entry (which is e.seq).
+  void add(Summary& s, const WorkClock& c, const Event& e) const {
     if (s.sealed != kNoClock) {
       join_raw(s.sealed, s.dense);
       s.sealed = kNoClock;
     }
     join(s.dense, c);
+    if (get(s.dense, e.agent) < e.seq) set(s.dense, e.agent, e.seq);
   }
   void join(WorkClock& into, const Summary& s) const {
     if (s.sealed != kNoClock)
