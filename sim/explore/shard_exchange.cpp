@@ -181,6 +181,40 @@ bool ShardExchange::load(std::uint64_t wave, std::size_t i, WaveResult& out) con
   return true;
 }
 
+std::string ShardExchange::claim_path(std::uint64_t wave, std::size_t i) const {
+  return fmt::format("{}/w{}-{}.claim", dir_, wave, i);
+}
+
+// Claims item i for this shard: a file naming the shard, made whole by link() (which fails if
+// another shard claimed it first). Not synced: a claim lost in a crash only means the item is
+// computed again.
+bool ShardExchange::claim(std::uint64_t wave, std::size_t i) const {
+  const std::string tmp = fmt::format("{}/w{}-{}.{}.{}.claiming", dir_, wave, i, index_, ::getpid());
+  {
+    std::ofstream out(tmp);
+    out << index_ << "\n";
+    out.flush();
+    if (!out) throw ShardError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  }
+  const std::string p = claim_path(wave, i);
+  const int linked = ::link(tmp.c_str(), p.c_str());
+  const int link_errno = errno;
+  ::unlink(tmp.c_str());
+  if (linked != 0 && link_errno != EEXIST)
+    throw ShardError(fmt::format("cannot create {}: {}", p, std::strerror(link_errno)));
+  return linked == 0;
+}
+
+// The shard that claimed item i.
+unsigned ShardExchange::claimant(std::uint64_t wave, std::size_t i) const {
+  const std::string p = claim_path(wave, i);
+  std::ifstream in(p);
+  unsigned shard = 0;
+  if (!(in >> shard) || shard >= count_)
+    throw ShardError(fmt::format("{} is not a claim of one of the {} shards", p, count_));
+  return shard;
+}
+
 bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_t)>& compute,
                         const std::function<bool()>& stop, std::vector<WaveResult>& results,
                         std::uint64_t* own_executions) {
@@ -196,24 +230,25 @@ bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_
     have[i] = true;
     return true;
   };
-  // Item i of wave w belongs to shard (i + w) mod n: the first item of a wave (often the
-  // largest subtree) goes round the shards.
-  auto owner = [&](std::size_t i) { return static_cast<unsigned>((i + wave) % count_); };
+  // Each shard claims the next unclaimed item whenever it is free, first items first (the
+  // first subtrees of a wave are the largest: the later ones sleep on what went before), so
+  // the work goes to whoever runs dry (a fixed share gave 2 shards of `readers --n 17` a 2:1
+  // split). An item this shard claimed in an earlier life (a rerun after kill -9) is its own.
   for (std::size_t i = 0; i < n; ++i) {
-    if (owner(i) != index_) continue;
     if (stop()) return false;
-    if (load(wave, i, results[i]))
+    if (load(wave, i, results[i])) {
       have[i] = true;
-    else if (!do_item(i))
-      return false;
+    } else if (claim(wave, i) || claimant(wave, i) == index_) {
+      if (!do_item(i)) return false;
+    }
   }
   for (std::size_t i = 0; i < n; ++i)
     while (!have[i]) {
       if (stop()) return false;
       if (load(wave, i, results[i])) {
         have[i] = true;
-      } else if (!owner_alive(owner(i))) {
-        if (!do_item(i)) return false;  // its owner is gone: do it here
+      } else if (!owner_alive(claimant(wave, i))) {
+        if (!do_item(i)) return false;  // its claimant is gone: do it here
       } else {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
       }
