@@ -230,15 +230,21 @@ bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_
     have[i] = true;
     return true;
   };
-  // Each shard claims the next unclaimed item whenever it is free, first items first (the
-  // first subtrees of a wave are the largest: the later ones sleep on what went before), so
-  // the work goes to whoever runs dry (a fixed share gave 2 shards of `readers --n 17` a 2:1
-  // split). An item this shard claimed in an earlier life (a rerun after kill -9) is its own.
+  // The first n items (one per shard) have fixed owners: item i is shard (i + w) mod n's, so
+  // the first and largest subtree (the later ones sleep on what went before) goes round the
+  // shards. The rest are claimed in order by whichever shard is free, so the work goes to
+  // whoever runs dry (a fixed share of all items gave 2 shards of `readers --n 17` a 2:1
+  // split). Waves of no more items than shards make no claim files: a claim's metadata write
+  // slows every shard's fsync. An item this shard claimed in an earlier life (a rerun after
+  // kill -9) is its own.
+  auto fixed_owner = [&](std::size_t i) { return static_cast<unsigned>((i + wave) % count_); };
+  auto owner = [&](std::size_t i) { return i < count_ ? fixed_owner(i) : claimant(wave, i); };
   for (std::size_t i = 0; i < n; ++i) {
+    if (i < count_ && fixed_owner(i) != index_) continue;
     if (stop()) return false;
     if (load(wave, i, results[i])) {
       have[i] = true;
-    } else if (claim(wave, i) || claimant(wave, i) == index_) {
+    } else if (i < count_ || claim(wave, i) || claimant(wave, i) == index_) {
       if (!do_item(i)) return false;
     }
   }
@@ -247,8 +253,8 @@ bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_
       if (stop()) return false;
       if (load(wave, i, results[i])) {
         have[i] = true;
-      } else if (!owner_alive(claimant(wave, i))) {
-        if (!do_item(i)) return false;  // its claimant is gone: do it here
+      } else if (!owner_alive(owner(i))) {
+        if (!do_item(i)) return false;  // its owner is gone: do it here
       } else {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
       }

@@ -1,16 +1,15 @@
 // Sharded exhaustive search: shard processes (a batch scheduler's array job) share the
 // subtrees of each wave through result files in one directory.
 //
-// No locks: a shard claims the next item of a wave when it is free (a claim file naming it,
-// made whole by link()), computes it and publishes the result atomically (temporary file,
-// fsync, rename). A shard that needs an item waits for its file while the claimant is alive,
-// and computes it itself once the claimant is gone: every shard touches a heartbeat file twice
-// a second, and a claimant whose heartbeat has not changed for `stale_s` seconds (of the
-// waiter's clock, so clocks of different hosts need not agree), or that never showed one, is
-// gone. The search is deterministic, so an item computed twice gives the same file; a shard
-// that is killed and rerun finds what is done, and its own old claims.
-// Every file carries the search's identity (protocol, shape, options, mbcheck version): a
-// directory holding another search's results is refused, never mixed in.
+// No locks: the first n items of a wave have fixed owners, and a shard claims each later item
+// when it is free (a claim file naming it, made whole by link()); the owner computes the item
+// and publishes the result atomically (temporary file, fsync, rename). A shard that needs an
+// item waits for its file while the owner is alive, and computes it itself once the owner is
+// gone: every shard touches a heartbeat file twice a second, and an owner whose heartbeat has not changed for `stale_s`
+// seconds (of the waiter's clock, so clocks of different hosts need not agree), or that never showed one, is gone. The
+// search is deterministic, so an item computed twice gives the same file; a shard that is killed and rerun finds what
+// is done, and its own old claims. Every file carries the search's identity (protocol, shape, options, mbcheck
+// version): a directory holding another search's results is refused, never mixed in.
 #pragma once
 
 #include <atomic>
