@@ -366,6 +366,20 @@ expect 0 "merged 2 shard results" -- merge "$tmp/k1.json" "$tmp/k2.json"
 merged=$(tail -n 1 "$tmp/out")
 [ "$merged" = "$whole_big" ] && echo "ok:   killed and rerun shards merge to the whole search: $merged" ||
   { echo "FAIL: killed+rerun shards merged to '$merged', the whole search gave '$whole_big'"; failures=$((failures + 1)); }
+# Later items of a wave are claimed (readers --n 8: one wave of 8 subtrees): a claimed item
+# whose result is lost is computed again by a rerun, whether the claim is its own or names a
+# shard that is gone.
+whole_readers=$("$MBCHECK" check readers --n 8 --jobs 1 | tail -n 1 | sed 's/, [0-9.]* s$//')
+for i in 1 2; do "$MBCHECK" check readers --n 8 --shard $i/2 --shard-dir "$tmp/claims" --json >/dev/null & done
+wait
+if [ -e "$tmp/claims/w0-3.claim" ] && rm "$tmp/claims/w0-3.json"; then
+  expect 0 "verified: " -- check readers --n 8 --shard 1/2 --shard-dir "$tmp/claims"
+  got=$(tail -n 1 "$tmp/out" | sed 's/, [0-9.]* s$//')
+  [ "$got" = "$whole_readers" ] && echo "ok:   a claimed item whose result was lost is computed again: $got" ||
+    { echo "FAIL: rerun over a lost claimed item gave '$got', the whole search '$whole_readers'"; failures=$((failures + 1)); }
+else
+  echo "FAIL: readers --n 8 with 2 shards left no claim of item 3 with its result"; failures=$((failures + 1))
+fi
 # A stale lock file of the old exchange, in a fresh directory, means nothing now.
 mkdir -p "$tmp/lock" && : >"$tmp/lock/w0-0.lock"
 expect 0 "verified: " -- check lastzero --n 5 --shard 1/1 --shard-dir "$tmp/lock"
