@@ -18,15 +18,16 @@ void join(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& fr
 }  // namespace
 
 void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
-  const std::size_t n = from.size();
-  if (into.size() < n) into.resize(n);
   if (&into == &from) return;
-  Known* __restrict to = into.data();
-  const Known* __restrict source = from.data();
-  for (std::size_t b = 0; b < n; ++b) {
-    to[b].key = std::max(to[b].key, source[b].key);
-    to[b].init_visible = std::max(to[b].init_visible, source[b].init_visible);
-  }
+  const std::size_t n = from.phase.size();
+  if (into.phase.size() < n) into.phase.resize(n, 0);
+  std::uint64_t* __restrict to = into.phase.data();
+  const std::uint64_t* __restrict source = from.phase.data();
+  for (std::size_t b = 0; b < n; ++b) to[b] = std::max(to[b], source[b]);
+  if (from.init.empty()) return;
+  if (into.init.size() < from.init.size()) into.init.resize(from.init.size());
+  for (std::size_t b = 0; b < from.init.size(); ++b)
+    into.init[b].visible = std::max(into.init[b].visible, from.init[b].visible);
 }
 
 RaceDetector::Knowledge& RaceDetector::knowledge(AgentId a) {
@@ -39,9 +40,9 @@ std::uint32_t RaceDetector::incarnation(std::uint32_t barrier) const {
 }
 
 std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
-  if (a >= known_.size() || barrier >= known_[a].size()) return -1;
-  const Known& k = known_[a][barrier];
-  return k.incarnation() == incarnation(barrier) ? k.phase() : -1;
+  if (a >= known_.size() || barrier >= known_[a].phase.size()) return -1;
+  const std::uint64_t k = known_[a].phase[barrier];
+  return key_incarnation(k) == incarnation(barrier) ? key_phase(k) : -1;
 }
 
 void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by) {
@@ -49,30 +50,34 @@ void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by) {
   if (init_by_.size() <= barrier) init_by_.resize(barrier + 1, ~0u);
   ++incarnation_[barrier];
   init_by_[barrier] = by;
+  if (!track_inits_) return;
   Knowledge& k = knowledge(by);  // the initialiser knows its init from here on
-  if (k.size() <= barrier) k.resize(barrier + 1);
-  k[barrier].init_visible = incarnation_[barrier];
+  if (k.init.size() <= barrier) k.init.resize(barrier + 1);
+  k.init[barrier].visible = incarnation_[barrier];
 }
 
 void RaceDetector::fence_inits(AgentId a) {
+  if (!track_inits_) return;
   Knowledge& mine = knowledge(a);
   for (std::uint32_t b = 0; b < init_by_.size(); ++b) {
     if (init_by_[b] != a) continue;
-    if (mine.size() <= b) mine.resize(b + 1);
-    mine[b].init_fenced = incarnation_[b];
+    if (mine.init.size() <= b) mine.init.resize(b + 1);
+    mine.init[b].fenced = incarnation_[b];
   }
 }
 
 bool RaceDetector::init_visible(AgentId a, std::uint32_t barrier) const {
-  return a < known_.size() && barrier < known_[a].size() && known_[a][barrier].init_visible == incarnation(barrier);
+  if (!track_inits_) return true;  // no peer CTA can use it
+  return a < known_.size() && barrier < known_[a].init.size() &&
+         known_[a].init[barrier].visible == incarnation(barrier);
 }
 
 void RaceDetector::release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
   Knowledge& into = released_knowledge(barrier, phase);
   const Knowledge& from = knowledge(a);
-  if (into.size() < from.size()) into.resize(from.size());
-  for (std::size_t b = 0; b < from.size(); ++b)
-    into[b].init_visible = std::max(into[b].init_visible, from[b].init_fenced);
+  if (into.init.size() < from.init.size()) into.init.resize(from.init.size());
+  for (std::size_t b = 0; b < from.init.size(); ++b)
+    into.init[b].visible = std::max(into.init[b].visible, from.init[b].fenced);
 }
 
 // Shadow pages outlive their detector: a check builds a runtime, and so a detector, per
@@ -251,9 +256,9 @@ void RaceDetector::release_own(AgentId a, std::uint32_t barrier, std::int64_t ph
 void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
   // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
   Knowledge& mine = knowledge(a);
-  if (mine.size() <= barrier) mine.resize(barrier + 1);
+  if (mine.phase.size() <= barrier) mine.phase.resize(barrier + 1, 0);
   const std::uint32_t now = incarnation(barrier);
-  mine[barrier].key = std::max(mine[barrier].key, Known::make(now, phase));  // mine is of no newer incarnation
+  mine.phase[barrier] = std::max(mine.phase[barrier], phase_key(now, phase));  // mine is of no newer incarnation
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];
   if (const int slot = r.slot_of(phase); slot >= 0) {

@@ -80,6 +80,9 @@ class RaceDetector {
   bool init_visible(AgentId a, std::uint32_t barrier) const;
   // A relaxed cluster arrival: it carries `a`'s fenced inits and nothing else: no data and
   // no phase knowledge.
+  // Init facts are kept only where a peer CTA can use a barrier (cluster shapes): elsewhere
+  // they would be joined at every edge and never read.
+  void track_init_visibility(bool on) { track_inits_ = on; }
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase);
   std::uint32_t now(AgentId a) const { return clocks_[a][a]; }  // a's current epoch
   const std::vector<std::uint32_t>& clock(AgentId a) const { return clocks_[a]; }
@@ -91,21 +94,31 @@ class RaceDetector {
 
  private:
   using VClock = std::vector<std::uint32_t>;
-  // Phase knowledge, joined along every happens-before edge as the clocks are; index:
-  // barrier id. A phase of an older incarnation than the barrier's current one is void.
-  struct Known {
-    // (incarnation, phase) as one ordered key, so that a join is a max: a newer incarnation
-    // wins, then a later phase. 0: nothing known (incarnation 0, phase -1).
-    std::uint64_t key = 0;
-    std::uint32_t init_visible = 0;  // the incarnation whose init is visible to the agent (joined)
-    std::uint32_t init_fenced = 0;   // ... and fenced by it (the agent's own; never joined)
-    static std::uint64_t make(std::uint32_t incarnation, std::int64_t phase) {
-      return (std::uint64_t{incarnation} << 40) | static_cast<std::uint64_t>(phase + 1);
-    }
-    std::uint32_t incarnation() const { return static_cast<std::uint32_t>(key >> 40); }
-    std::int64_t phase() const { return static_cast<std::int64_t>(key & ((std::uint64_t{1} << 40) - 1)) - 1; }
+  // Knowledge, joined along every happens-before edge as the clocks are; index: barrier id.
+  // Per barrier the newest phase known complete, as one ordered key (incarnation, phase), so
+  // that a join is a max: a newer incarnation wins, then a later phase (a phase of an older
+  // incarnation than the barrier's current one is void); 0: nothing known (incarnation 0,
+  // phase -1). And, in cluster shapes only (track_init_visibility), the init facts.
+  static std::uint64_t phase_key(std::uint32_t incarnation, std::int64_t phase) {
+    return (std::uint64_t{incarnation} << 40) | static_cast<std::uint64_t>(phase + 1);
+  }
+  static std::uint32_t key_incarnation(std::uint64_t key) { return static_cast<std::uint32_t>(key >> 40); }
+  static std::int64_t key_phase(std::uint64_t key) {
+    return static_cast<std::int64_t>(key & ((std::uint64_t{1} << 40) - 1)) - 1;
+  }
+  struct InitFacts {
+    std::uint32_t visible = 0;  // the incarnation whose init is visible to the agent (joined)
+    std::uint32_t fenced = 0;   // ... and fenced by it (the agent's own; never joined)
   };
-  using Knowledge = std::vector<Known>;
+  struct Knowledge {
+    std::vector<std::uint64_t> phase;
+    std::vector<InitFacts> init;
+    void clear() {
+      phase.clear();
+      init.clear();
+    }
+    std::size_t capacity() const { return phase.capacity() + init.capacity(); }
+  };
   static void join_knowledge(Knowledge& into, const Knowledge& from);
   struct Epoch {
     AgentId agent = ~0u;  // ~0u: none
@@ -161,9 +174,10 @@ class RaceDetector {
   Knowledge& knowledge(AgentId a);                         // a's, made on first use
   std::uint32_t incarnation(std::uint32_t barrier) const;  // inits of it so far
   std::vector<Knowledge> known_;                           // per agent
-  std::vector<std::uint32_t> incarnation_;                 // per barrier: inits so far
-  std::vector<AgentId> init_by_;                           // per barrier: who made its current init
-  std::vector<Released> released_;                         // index: barrier id
+  bool track_inits_ = true;
+  std::vector<std::uint32_t> incarnation_;  // per barrier: inits so far
+  std::vector<AgentId> init_by_;            // per barrier: who made its current init
+  std::vector<Released> released_;          // index: barrier id
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
   std::uintptr_t cached_page_ = ~std::uintptr_t{0};
   Page* cached_ = nullptr;

@@ -351,6 +351,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     throw ProgramError("Program::reset() threw a non-std exception");
   }
   races_.reset(threads_);
+  races_.track_init_visibility(shape_.cluster_size() > 1);
   memory_labels_.clear();
   strategy.begin_execution();
   main_ctx_ = boost::fibers::context::active();
