@@ -53,7 +53,7 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Order::acquire: break;
   }
   if (row.effect == Effect::init) races_.barrier_init(bar.id, a.id);
-  if (bar.id >= 1 && bar.id <= barriers_.size()) {
+  if (bar.id >= 1 && bar.id <= n_barriers_) {
     auto& newest = barriers_[bar.id - 1].completions;
     if (row.effect == Effect::init) {
       newest[0] = newest[1] = {};  // a new incarnation: its phases start again
@@ -228,7 +228,7 @@ void Runtime::wait_status(MbarrierState& bar, const TryWaitStatus& status) {
 }
 
 bool Runtime::completed_before(const Agent& a, const MbarrierState& bar, std::int64_t phase) const {
-  if (bar.id == 0 || bar.id > barriers_.size()) return false;
+  if (bar.id == 0 || bar.id > n_barriers_) return false;
   for (const BarrierInfo::Completion& c : barriers_[bar.id - 1].completions)
     if (c.phase == phase && c.agent != kNoAgent) {
       const std::vector<std::uint32_t>& mine = races_.clock(a.id);

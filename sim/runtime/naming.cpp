@@ -70,7 +70,7 @@ std::string Runtime::describe_agent(AgentId id) const {
 }
 
 std::string Runtime::barrier_name(const MbarrierState& bar) const {
-  if (bar.id == 0 || bar.id > barriers_.size()) return "mbarrier";
+  if (bar.id == 0 || bar.id > n_barriers_) return "mbarrier";
   const BarrierInfo& bi = barriers_[bar.id - 1];
   if (!bi.name.empty()) return bi.name;
   const std::string cta = shape_.ctas > 1 ? fmt::format("cta{}.", bi.cta) : std::string();
@@ -83,7 +83,7 @@ std::string Runtime::barrier_name(const MbarrierState& bar) const {
 std::string Runtime::describe_op(const Agent& a) const {
   const Op& op = a.op;
   const std::string bar = op.bar ? barrier_name(*op.bar) : "";
-  if (op.bar && op.bar->id > 0 && op.bar->id <= barriers_.size() && !barriers_[op.bar->id - 1].collective.empty()) {
+  if (op.bar && op.bar->id > 0 && op.bar->id <= n_barriers_ && !barriers_[op.bar->id - 1].collective.empty()) {
     // A hidden counter stands for a collective or the cluster barrier: named by what it is.
     if (op.kind == OpKind::arrive_drop_relaxed) return fmt::format("{}: exits, leaves the count", bar);
     if (is_arrival(op)) return fmt::format("{}: arrive{}", bar, op.info().order == Order::relaxed ? " (relaxed)" : "");
@@ -135,15 +135,23 @@ std::string report_text(const Op& op, std::string_view bar) {
 }
 
 Runtime::BarrierInfo& Runtime::register_barrier(MbarrierState& bar) {
-  {
-    BarrierInfo bi;
-    bi.state = &bar;
-    const std::int64_t at_cta = cta_of(&bar, current_ ? current_->cta : 0);
-    bi.cta = at_cta >= 0 ? static_cast<std::uint32_t>(at_cta) : current_ ? current_->cta : 0;
-    barriers_.push_back(std::move(bi));
-    bar.id = static_cast<std::uint32_t>(barriers_.size());
-  }
-  return barriers_[bar.id - 1];
+  // An entry of an earlier execution is reused, emptied but with its buffers' capacity: a
+  // fuzzing campaign registers the same barriers run after run.
+  if (n_barriers_ == barriers_.size()) barriers_.emplace_back();
+  BarrierInfo& bi = barriers_[n_barriers_++];
+  bi.state = &bar;
+  const std::int64_t at_cta = cta_of(&bar, current_ ? current_->cta : 0);
+  bi.cta = at_cta >= 0 ? static_cast<std::uint32_t>(at_cta) : current_ ? current_->cta : 0;
+  bi.name.clear();
+  bi.label.clear();
+  bi.label_index = 0;
+  bi.labelled = false;
+  bi.waiters.clear();
+  bi.fragile_waits.clear();
+  bi.collective.clear();
+  for (auto& c : bi.completions) c = {};
+  bar.id = static_cast<std::uint32_t>(n_barriers_);
+  return bi;
 }
 
 void Runtime::label(MbarrierState& bar, const char* name, int index) {

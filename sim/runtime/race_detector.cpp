@@ -275,11 +275,15 @@ void RaceDetector::block_arrive(AgentId a, std::uint32_t key) {
 }
 
 void RaceDetector::join_all(const std::vector<AgentId>& agents, std::uint32_t key) {
-  std::vector<std::uint32_t> all;
-  Knowledge known;
+  // The generation's bar.arrive arrivals, if any, then every waiter (buffers kept: a sync
+  // allocates nothing).
+  VClock& all = sync_clock_;
+  Knowledge& known = sync_known_;
+  all.clear();
+  known.clear();
   if (key < block_arrivals_.size()) {
-    all = std::move(block_arrivals_[key].first);
-    known = std::move(block_arrivals_[key].second);
+    all.swap(block_arrivals_[key].first);
+    std::swap(known, block_arrivals_[key].second);
     block_arrivals_[key].first.clear();
     block_arrivals_[key].second.clear();
   }

@@ -174,6 +174,8 @@ class RaceDetector {
   Knowledge& knowledge(AgentId a);                         // a's, made on first use
   std::uint32_t incarnation(std::uint32_t barrier) const;  // inits of it so far
   std::vector<Knowledge> known_;                           // per agent
+  VClock sync_clock_;                                      // join_all's buffers
+  Knowledge sync_known_;
   bool track_inits_ = true;
   std::vector<std::uint32_t> incarnation_;  // per barrier: inits so far
   std::vector<AgentId> init_by_;            // per barrier: who made its current init

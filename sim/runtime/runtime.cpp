@@ -74,7 +74,10 @@ void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
   if (!phase_completed) return;
   // A new phase (or init) can also disable an enabled wait: one announced on uninitialised
   // memory, or one for a phase ahead of the barrier that has now become the current phase.
-  std::vector<AgentId> fragile;
+  // The list is taken and bi's is refilled: the two buffers trade places, so no phase
+  // allocates one.
+  std::vector<AgentId>& fragile = fragile_scratch_;
+  fragile.clear();
   fragile.swap(bi.fragile_waits);
   for (AgentId id : fragile) {
     Agent& w = *agent_at_[id];
@@ -365,13 +368,16 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
 // Everything one execution leaves behind, cleared for the next (the CTAs' storage is kept).
 void Runtime::reset_execution_state() {
   agent_at_.clear();
-  barriers_.clear();
+  n_barriers_ = 0;  // their entries (and buffers) are reused by the next execution
   enabled_.clear();
   trace_.clear();
   tries_.clear();
   failed_poll_.reset();
   read_awaiters_.clear();
   outcome_ = Outcome{};
+  // The schedule leaves with the outcome: sized like the last one's, it grows once, not
+  // by doublings every run.
+  outcome_.schedule.reserve(std::min<std::uint64_t>(steps_ + 16, 1u << 20));
   steps_ = 0;
   copies_ = 0;
   over_ = false;

@@ -551,6 +551,7 @@ class Runtime {
   // Threads at an await that also waits for a word to change (Agent::await_reads): an atomic
   // write may enable or disable them.
   std::vector<AgentId> read_awaiters_;
+  std::vector<AgentId> fragile_scratch_;  // barrier_changed's buffer (no allocation per phase)
   void atomic_written(const std::int64_t* addr);
 
   Program* program_ = nullptr;
@@ -564,7 +565,8 @@ class Runtime {
   std::vector<std::unique_ptr<Agent>> agent_pool_;
   Agent& new_agent();  // the next id's agent, cleared
   std::vector<CtaInfo> ctas_;
-  std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1
+  std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1; the first n_barriers_ are this execution's
+  std::size_t n_barriers_ = 0;
   std::vector<AgentId> enabled_;
   std::uint32_t threads_ = 0;
   std::uint32_t unfinished_threads_ = 0;
