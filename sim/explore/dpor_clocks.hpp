@@ -1,6 +1,6 @@
-// The DPOR's events and their vector clocks: dense clocks while an event is built, and the
-// arena one execution's clocks are kept in (hash-consed records; see ClockArena). Internal
-// to the exhaustive search (sim/explore/dpor.hpp).
+// The DPOR's events and their vector clocks: working clocks of chunk references while an event
+// is built (WorkClock), and the arena one execution's clocks are kept in (hash-consed records;
+// see ClockArena). Internal to the exhaustive search (sim/explore/dpor.hpp).
 #pragma once
 
 #include <algorithm>
@@ -14,7 +14,7 @@
 
 namespace mbcheck::sim::dpor {
 
-using VClock = std::vector<std::uint32_t>;
+using VClock = std::vector<std::uint32_t>;  // a dense clock (class keys, reports)
 
 // live_read: reads only whether its barrier is live (cp.async.mbarrier.arrive.noinc).
 // spin_noop: a failed poll that was a spin iteration; it changed nothing, so it is no event of
