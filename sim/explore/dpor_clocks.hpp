@@ -313,9 +313,12 @@ class ClockArena {
   bool chunk_covered(const WorkClock& c, std::size_t k, std::uint32_t src_ref, const std::uint32_t* src) const {
     const std::uint32_t ref = k < c.refs_.size() ? c.refs_[k] : kZeroChunk;
     if (ref == src_ref && !WorkClock::is_own(ref)) return true;  // the same stored chunk (or both zero)
-    if (ref == kZeroChunk) return false;                         // src is a chunk with a nonzero entry
-    const std::uint32_t* __restrict d = words(c, ref);
     std::uint32_t above = 0;
+    if (ref == kZeroChunk) {  // (a stored src is never all zeros; a summary's own chunk may be)
+      for (std::uint32_t i = 0; i < kClockChunk; ++i) above |= src[i];
+      return above == 0;
+    }
+    const std::uint32_t* __restrict d = words(c, ref);
     for (std::uint32_t i = 0; i < kClockChunk; ++i) above |= static_cast<std::uint32_t>(src[i] > d[i]);
     return above == 0;
   }
