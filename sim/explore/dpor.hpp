@@ -83,8 +83,7 @@ class DporSearch final : public Strategy, public StepObserver {
       if (last != kNoAgent && rt.agent(last).enabled_pos != ~0u && !contains(n.sleep, last)) {
         pick = last;
       } else {
-        for (AgentId id : rt.enabled())
-          if (!contains(n.sleep, id) && (pick == kNoAgent || id < pick)) pick = id;
+        pick = rt.lowest_enabled([&](AgentId id) { return contains(n.sleep, id); });
       }
       if (pick == kNoAgent) return kStopExecution;  // sleep-set blocked: redundant
       n.backtrack.push_back(pick);

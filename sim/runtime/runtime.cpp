@@ -32,6 +32,8 @@ void Runtime::add_enabled(Agent& a) {
   if (a.enabled_pos != ~0u) return;
   a.enabled_pos = static_cast<std::uint32_t>(enabled_.size());
   enabled_.push_back(a.id);
+  if (enabled_bits_.size() <= a.id / 64) enabled_bits_.resize(a.id / 64 + 1, 0);
+  enabled_bits_[a.id / 64] |= std::uint64_t{1} << (a.id % 64);
 }
 
 void Runtime::remove_enabled(Agent& a) {
@@ -40,6 +42,7 @@ void Runtime::remove_enabled(Agent& a) {
   enabled_[a.enabled_pos] = last;
   agent_at_[last]->enabled_pos = a.enabled_pos;
   enabled_.pop_back();
+  enabled_bits_[a.id / 64] &= ~(std::uint64_t{1} << (a.id % 64));
   a.enabled_pos = ~0u;
 }
 
@@ -370,6 +373,7 @@ void Runtime::reset_execution_state() {
   agent_at_.clear();
   n_barriers_ = 0;  // their entries (and buffers) are reused by the next execution
   enabled_.clear();
+  std::fill(enabled_bits_.begin(), enabled_bits_.end(), 0);
   trace_.clear();
   tries_.clear();
   failed_poll_.reset();
