@@ -230,7 +230,7 @@ class DporSearch final : public Strategy, public StepObserver {
 
   std::size_t depth_ = 0;
   AgentSet pending_sleep_;
-  std::deque<Event> events_;  // slots; the first n_events_ are this execution's
+  EventSlots events_;  // slots; the first n_events_ are this execution's
   std::size_t n_events_ = 0;
   std::vector<std::uint32_t> early_, candidates_, races_found_;
   std::vector<std::span<const std::uint32_t>> singles_;  // see on_step
