@@ -3,10 +3,11 @@
 // reports, "ASan is ignoring requested __asan_handle_no_return" on every throw). Debian's
 // Boost.Context switches with fcontext and carries no annotations (only its ucontext backend
 // has them, and Boost.Fiber's library would have to be built with it), so the runtime
-// annotates the switches itself: every switch it asks for passes through its scheduling
-// algorithm's pick_next(), on the old stack, where the target is known; the target finishes
-// the switch where it regains control (after its yield, at the top of a new fiber, or for
-// Boost's dispatcher, whose stack is not ours to know, at its next pick_next()).
+// annotates the switches itself, on the old stack, where the target is known: a step's
+// switch in Runtime::switch_to (it resumes the target directly), a switch Boost makes itself
+// (a fiber ending, its dispatcher) in the scheduling algorithm's pick_next(); the target
+// finishes the switch where it regains control (after its switch, at the top of a new fiber,
+// or for Boost's dispatcher, whose stack is not ours to know, at its next pick_next()).
 // Fake stacks (detect_stack_use_after_return) are not supported: the asan preset turns them off.
 // Without -fsanitize=address everything here is empty.
 #pragma once
@@ -48,6 +49,13 @@ inline void start_switch(const void* bottom, std::size_t size) {
   __sanitizer_start_switch_fiber(nullptr, bottom, size);
   tl_switching = true;
 }
+// A switch to the main context, on the OS thread's own stack.
+inline void announce_thread_stack() {
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+  thread_stack(bottom, size);
+  start_switch(bottom, size);
+}
 inline void finish_switch() {
   if (!tl_switching) return;
   __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
@@ -66,6 +74,7 @@ inline void thread_stack(const void*& bottom, std::size_t& size) {
   size = 0;
 }
 inline void start_switch(const void*, std::size_t) {}
+inline void announce_thread_stack() {}
 inline void finish_switch() {}
 inline void unpoison(const void*, std::size_t) {}
 #endif

@@ -17,9 +17,11 @@ thread_local Runtime* tl_runtime = nullptr;
 }
 
 // The boost::fibers scheduling algorithm of one OS thread. It keeps no ready queue: the
-// runtime decides which context runs next (next_ctx_) and this class hands it to Boost.
-// Boost re-awakens every context it switches away from; only the main and dispatcher
-// contexts need remembering, and a newborn fiber's context is bound to its agent here.
+// runtime decides which context runs next. A step's switch resumes that context directly
+// (Runtime::switch_to); this algorithm is asked only when Boost itself switches: a fiber
+// created (its context is bound to its agent here), fibers ended at the runtime's end
+// (next_ctx_ says where to go) and Boost's dispatcher freeing them. Boost re-awakens every
+// context it switches away from; only the main and dispatcher contexts need remembering.
 class StrategyScheduler final : public boost::fibers::algo::algorithm {
  public:
   void awakened(boost::fibers::context* ctx) noexcept override {
@@ -37,7 +39,12 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
 
   boost::fibers::context* pick_next() noexcept override {
     boost::fibers::context* next = choose_next();
-    announce_switch(next);
+    if (next == main_)
+      asan_fibers::announce_thread_stack();
+    else if (tl_runtime)
+      tl_runtime->announce_switch(next);  // a thread's fiber, or Boost's dispatcher (stack unknown)
+    else
+      asan_fibers::start_switch(nullptr, 0);
     return next;
   }
 
@@ -70,30 +77,27 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
     }
     return nullptr;  // Boost runs its dispatcher
   }
-  // Tells AddressSanitizer which stack Boost is about to switch to (sim/runtime/asan_fibers.hpp).
-  void announce_switch([[maybe_unused]] boost::fibers::context* next) noexcept {
-#if defined(__SANITIZE_ADDRESS__)
-    const void* bottom = nullptr;
-    std::size_t size = 0;
-    if (next == main_) {
-      asan_fibers::thread_stack(bottom, size);
-    } else if (Runtime* rt = tl_runtime; rt && next && next != dispatcher_) {
-      for (const auto& f : rt->fibers_)
-        if (f.ctx == next) {
-          bottom = f.stack_lo;
-          size = static_cast<std::size_t>(f.stack_hi - f.stack_lo);
-          break;
-        }
-    }
-    asan_fibers::start_switch(bottom, size);
-#endif
-  }
-
   boost::fibers::context* main_ = nullptr;
   boost::fibers::context* dispatcher_ = nullptr;
   bool main_ready_ = false;
   bool dispatcher_ready_ = false;
 };
+
+// Tells AddressSanitizer which stack is about to run (sim/runtime/asan_fibers.hpp).
+void Runtime::announce_switch([[maybe_unused]] boost::fibers::context* next) const noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+  if (next == main_ctx_) return asan_fibers::announce_thread_stack();
+  const void* bottom = nullptr;  // Boost's dispatcher: not one of ours, its stack unknown
+  std::size_t size = 0;
+  for (const auto& f : fibers_)
+    if (f.ctx == next) {
+      bottom = f.stack_lo;
+      size = static_cast<std::size_t>(f.stack_hi - f.stack_lo);
+      break;
+    }
+  asan_fibers::start_switch(bottom, size);
+#endif
+}
 
 namespace {
 thread_local StrategyScheduler* tl_scheduler = nullptr;
@@ -169,10 +173,14 @@ void Runtime::quit_fibers() {
   MakeCurrent current(this);
   main_ctx_ = boost::fibers::context::active();
   quitting_ = true;
-  for (const ParkedFiber& f : fibers_) switch_to(f.ctx);
+  for (const ParkedFiber& f : fibers_) switch_to(f.ctx);  // each ends, and Boost comes back here
   fibers_.clear();
   quitting_ = false;
-  if (tl_scheduler->dispatcher()) switch_to(tl_scheduler->dispatcher());  // frees them now
+  if (boost::fibers::context* dispatcher = tl_scheduler->dispatcher()) {  // frees them now
+    next_ctx_ = dispatcher;  // through Boost's scheduler: the dispatcher then picks this context again
+    boost::this_fiber::yield();
+    asan_fibers::finish_switch();
+  }
 }
 
 // The body of thread fiber `slot`: thread `slot` of each execution, parked in between.
@@ -201,7 +209,10 @@ void Runtime::fiber_loop(std::uint32_t slot) {
 #endif
     fiber_main(slot);
     // Parked: next_ctx_ says who runs now; resumed for the next execution's thread `slot`.
-    boost::this_fiber::yield();
+    boost::fibers::context* next = next_ctx_;
+    next_ctx_ = nullptr;
+    announce_switch(next);
+    next->resume();
   }
 }
 
@@ -219,9 +230,12 @@ void Runtime::prepare_fibers(std::size_t stack_bytes) {
   }
 }
 
+// A step's switch: straight to the context the runtime decided on, not through Boost's
+// scheduler (its yield re-queues the running context and asks the algorithm: a third of
+// the switch). The running context needs no queue: the runtime resumes it when it decides to.
 void Runtime::switch_to(boost::fibers::context* ctx) {
-  next_ctx_ = ctx;
-  boost::this_fiber::yield();
+  announce_switch(ctx);
+  ctx->resume();
   asan_fibers::finish_switch();
 }
 

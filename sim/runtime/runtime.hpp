@@ -476,6 +476,7 @@ class Runtime {
             std::chrono::steady_clock::now() >= limits_.deadline);
   }
   void switch_to(boost::fibers::context* ctx);
+  void announce_switch(boost::fibers::context* next) const noexcept;
   void check_bulk_copy(const char* what, const void* dst, const void* src, std::uint32_t bytes);
   Agent& spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first);
   // What one barrier operation did, and the generic path that does it for agent `a` (a thread
