@@ -224,7 +224,7 @@ MbarrierState& Runtime::cluster_barrier() {
     for (std::uint32_t cta = cluster * size; cta < (cluster + 1) * size; ++cta) live += ctas_[cta].live_threads;
     bar.init(live);
     bar.named = true;
-    races_.barrier_init(bar.id, current_->id);
+    races_.barrier_init(bar.id, current_->id, /*hidden=*/true);
     bi.cta = cluster * size;
     bi.collective = cluster_bars_.size() > 1 ? fmt::format("cluster {} barrier.cluster", cluster) : "barrier.cluster";
     bi.name = bi.collective;

@@ -17,15 +17,16 @@
 
 namespace mbcheck::sim {
 
-void Runtime::rendezvous(Rendezvous& r, std::uint32_t count, const std::string& name) {
+template <class MakeName>
+void Runtime::rendezvous(Rendezvous& r, std::uint32_t count, const MakeName& make_name) {
   MbarrierState& bar = r.bar;
   BarrierInfo& bi = info(bar);
   if (!bar.is_live()) {
     bar.init(count);
     bar.named = true;
-    races_.barrier_init(bar.id, current_->id);
-    bi.collective = name;
-    bi.name = shape_.ctas > 1 ? fmt::format("cta{}.{}", current_->cta, name) : name;
+    races_.barrier_init(bar.id, current_->id, /*hidden=*/true);
+    bi.collective = make_name();
+    bi.name = shape_.ctas > 1 ? fmt::format("cta{}.{}", current_->cta, bi.collective) : bi.collective;
   }
   const MbarrierToken token = barrier_op({OpKind::arrive, &bar, 1});
   if (!over_) wait(bar, token.phase);
@@ -62,7 +63,7 @@ std::uint32_t Runtime::converge_warp(std::uint32_t mask, WarpInstruction instruc
     throw Aborted{};
   }
   rendezvous(warp_rendezvous(a.cta, warp, mask, instruction), static_cast<std::uint32_t>(std::popcount(mask)),
-             fmt::format("warp {} {}({:#x})", warp, name, mask));
+             [&] { return fmt::format("warp {} {}({:#x})", warp, name, mask); });
   return over_ ? 0 : mask;
 }
 
@@ -112,7 +113,8 @@ void Runtime::warpgroup_collective(const char* instruction) {
     outcome_.culprits = {a.id};
     throw Aborted{};
   }
-  rendezvous(ctas_[a.cta].collectives[{1000 + group, 0}], 128, fmt::format("warp group {} wgmma", group));
+  rendezvous(ctas_[a.cta].collectives[{1000 + group, 0}], 128,
+             [&] { return fmt::format("warp group {} wgmma", group); });
 }
 
 }  // namespace mbcheck::sim

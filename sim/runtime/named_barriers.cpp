@@ -77,7 +77,7 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
   if (!bar.is_live()) {
     bar.init(count);
     bar.named = true;
-    races_.barrier_init(bar.id, a.id);
+    races_.barrier_init(bar.id, a.id, /*hidden=*/true);
     bi.name = shape_.ctas > 1 ? fmt::format("cta{}.barrier {}", a.cta, id) : fmt::format("barrier {}", id);
   } else if (bar.expected != count) {
     misuse(fmt::format("barrier {} counts {} threads (its first use said so): uses of one id disagree on the count", id,
@@ -91,7 +91,7 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
     BarrierInfo& ci = info(conv.bar);
     conv.bar.init(live_lanes(a.cta, warp, nullptr));
     conv.bar.named = true;
-    races_.barrier_init(conv.bar.id, a.id);
+    races_.barrier_init(conv.bar.id, a.id, /*hidden=*/true);
     ci.collective = fmt::format("warp {} at a bar instruction", warp);
     ci.name = shape_.ctas > 1 ? fmt::format("cta{}.{}", a.cta, ci.collective) : ci.collective;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <stdexcept>
 
 namespace mbcheck::sim {
 
@@ -53,17 +54,21 @@ std::uint32_t RaceDetector::incarnation(std::uint32_t barrier) const {
 }
 
 std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
+  if (barrier < hidden_.size() && hidden_[barrier])
+    throw std::logic_error("mbcheck: known_phase of a hidden counter, of which no knowledge is kept");
   if (a >= known_.size() || barrier >= known_[a].phase.size()) return -1;
   const std::uint64_t k = known_[a].phase[barrier];
   return key_incarnation(k) == incarnation(barrier) ? key_phase(k) : -1;
 }
 
-void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by) {
+void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by, bool hidden) {
   if (incarnation_.size() <= barrier) incarnation_.resize(barrier + 1, 0);
   if (init_by_.size() <= barrier) init_by_.resize(barrier + 1, ~0u);
+  if (hidden_.size() <= barrier) hidden_.resize(barrier + 1, 0);
   ++incarnation_[barrier];
   init_by_[barrier] = by;
-  if (!track_inits_) return;
+  hidden_[barrier] = hidden;
+  if (!track_inits_ || hidden) return;
   Knowledge& k = knowledge(by);  // the initialiser knows its init from here on
   if (k.init.size() <= barrier) k.init.resize(barrier + 1);
   k.init[barrier].visible = incarnation_[barrier];
@@ -146,6 +151,7 @@ void RaceDetector::reset(std::size_t agents) {
   known_.resize(agents);
   incarnation_.clear();
   init_by_.clear();
+  std::fill(hidden_.begin(), hidden_.end(), 0);  // kept at its length: no resize per execution
   clocks_.resize(agents);
   step_.assign(agents, 0);
   for (std::size_t a = 0; a < agents; ++a) {
@@ -268,10 +274,12 @@ void RaceDetector::release_own(AgentId a, std::uint32_t barrier, std::int64_t ph
 
 void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
   // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
-  Knowledge& mine = knowledge(a);
-  if (mine.phase.size() <= barrier) mine.phase.resize(barrier + 1, 0);
-  const std::uint32_t now = incarnation(barrier);
-  mine.phase[barrier] = std::max(mine.phase[barrier], phase_key(now, phase));  // mine is of no newer incarnation
+  if (barrier >= hidden_.size() || !hidden_[barrier]) {
+    Knowledge& mine = knowledge(a);
+    if (mine.phase.size() <= barrier) mine.phase.resize(barrier + 1, 0);
+    const std::uint32_t now = incarnation(barrier);
+    mine.phase[barrier] = std::max(mine.phase[barrier], phase_key(now, phase));  // mine is of no newer incarnation
+  }
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];
   if (const int slot = r.slot_of(phase); slot >= 0) {

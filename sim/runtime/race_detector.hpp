@@ -68,8 +68,13 @@ class RaceDetector {
   // incarnation whose completion happens before a's present (a wait or poll that saw it
   // complete, by a itself or by anyone whose past flows to a through releases and syncs);
   // -1 (the phase before init) when nothing more. Parity-only waits are read against it.
+  // Not for a hidden counter (it throws std::logic_error: a checker bug).
   std::int64_t known_phase(AgentId a, std::uint32_t barrier) const;
-  void barrier_init(std::uint32_t barrier, AgentId by);  // a new incarnation: earlier knowledge is void
+  // A new incarnation: earlier knowledge is void. `hidden`: a counter behind a named barrier, a
+  // collective or the cluster barrier, whose phase no thread reads by parity and no peer CTA
+  // uses: no knowledge of it is kept (its entries would lengthen every join: a cluster-gemm
+  // has hundreds of them), though what its releases carry of other barriers still travels.
+  void barrier_init(std::uint32_t barrier, AgentId by, bool hidden = false);
   // Cluster visibility of mbarrier.init (docs/semantics.md "unfenced-init"): the initialising
   // thread knows its init from the init on (barrier_init), and the fact travels along every
   // release/acquire edge, as phase knowledge does. fence.mbarrier_init.release.cluster marks
@@ -179,6 +184,7 @@ class RaceDetector {
   bool track_inits_ = true;
   std::vector<std::uint32_t> incarnation_;  // per barrier: inits so far
   std::vector<AgentId> init_by_;            // per barrier: who made its current init
+  std::vector<std::uint8_t> hidden_;        // per barrier: a hidden counter (barrier_init)
   std::vector<Released> released_;          // index: barrier id
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
   std::uintptr_t cached_page_ = ~std::uintptr_t{0};

@@ -430,7 +430,10 @@ class Runtime {
   void cta_exited(std::uint32_t cta);  // its last thread finished: every peer use before its exit?
   void cluster_barrier_exit();         // an exiting thread leaves the cluster barrier's count
   MbarrierState& cluster_barrier();    // the current thread's cluster's, made at its first use
-  void rendezvous(Rendezvous& r, std::uint32_t count, const std::string& name);
+  // `name()` says what the rendezvous stands for; called at its first arrival only (formatting
+  // it at every arrival was a twentieth of a fuzzing step of cluster-gemm). collectives.cpp.
+  template <class MakeName>
+  void rendezvous(Rendezvous& r, std::uint32_t count, const MakeName& name);
   enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync };
   std::uint32_t converge_warp(std::uint32_t mask, WarpInstruction instruction);
   Rendezvous& warp_rendezvous(std::uint32_t cta, std::uint32_t warp, std::uint32_t mask, WarpInstruction instruction);
