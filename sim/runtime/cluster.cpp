@@ -129,7 +129,7 @@ void Runtime::note_performed_peer_ops(const Agent& exiting) {
 void Runtime::cta_exited(std::uint32_t cta) {
   CtaInfo& c = ctas_[cta];
   auto before_exit = [&](AgentId agent, const CtaInfo::PeerUse& use) {
-    return agent < c.exit_clock.size() && c.exit_clock[agent] >= use.clock;
+    return races_.before_exit(cta, agent, use.clock);
   };
   for (const auto& [agent, uses] : c.peer_uses) {
     if (before_exit(agent, uses.newest)) continue;

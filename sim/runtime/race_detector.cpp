@@ -44,6 +44,12 @@ void RaceDetector::join_knowledge(Knowledge& into, const Knowledge& from) {
     into.init[b].visible = std::max(into.init[b].visible, from.init[b].visible);
 }
 
+std::uint32_t RaceDetector::knowledge_slot(std::uint32_t barrier) {
+  if (slot_of_.size() <= barrier) slot_of_.resize(barrier + 1, kNoSlot);
+  if (slot_of_[barrier] == kNoSlot) slot_of_[barrier] = slots_++;
+  return slot_of_[barrier];
+}
+
 RaceDetector::Knowledge& RaceDetector::knowledge(AgentId a) {
   if (known_.size() <= a) known_.resize(a + 1);
   return known_[a];
@@ -56,8 +62,9 @@ std::uint32_t RaceDetector::incarnation(std::uint32_t barrier) const {
 std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
   if (barrier < hidden_.size() && hidden_[barrier])
     throw std::logic_error("mbcheck: known_phase of a hidden counter, of which no knowledge is kept");
-  if (a >= known_.size() || barrier >= known_[a].phase.size()) return -1;
-  const std::uint64_t k = known_[a].phase[barrier];
+  const std::uint32_t slot = barrier < slot_of_.size() ? slot_of_[barrier] : kNoSlot;
+  if (a >= known_.size() || slot >= known_[a].phase.size()) return -1;  // (kNoSlot: nothing learnt of it)
+  const std::uint64_t k = known_[a].phase[slot];
   return key_incarnation(k) == incarnation(barrier) ? key_phase(k) : -1;
 }
 
@@ -70,24 +77,26 @@ void RaceDetector::barrier_init(std::uint32_t barrier, AgentId by, bool hidden) 
   hidden_[barrier] = hidden;
   if (!track_inits_ || hidden) return;
   Knowledge& k = knowledge(by);  // the initialiser knows its init from here on
-  if (k.init.size() <= barrier) k.init.resize(barrier + 1);
-  k.init[barrier].visible = incarnation_[barrier];
+  const std::uint32_t slot = knowledge_slot(barrier);
+  if (k.init.size() <= slot) k.init.resize(slot + 1);
+  k.init[slot].visible = incarnation_[barrier];
 }
 
 void RaceDetector::fence_inits(AgentId a) {
   if (!track_inits_) return;
   Knowledge& mine = knowledge(a);
   for (std::uint32_t b = 0; b < init_by_.size(); ++b) {
-    if (init_by_[b] != a) continue;
-    if (mine.init.size() <= b) mine.init.resize(b + 1);
-    mine.init[b].fenced = incarnation_[b];
+    if (init_by_[b] != a || hidden_[b]) continue;
+    const std::uint32_t slot = knowledge_slot(b);
+    if (mine.init.size() <= slot) mine.init.resize(slot + 1);
+    mine.init[slot].fenced = incarnation_[b];
   }
 }
 
 bool RaceDetector::init_visible(AgentId a, std::uint32_t barrier) const {
   if (!track_inits_) return true;  // no peer CTA can use it
-  return a < known_.size() && barrier < known_[a].init.size() &&
-         known_[a].init[barrier].visible == incarnation(barrier);
+  const std::uint32_t slot = barrier < slot_of_.size() ? slot_of_[barrier] : kNoSlot;
+  return a < known_.size() && slot < known_[a].init.size() && known_[a].init[slot].visible == incarnation(barrier);
 }
 
 void RaceDetector::release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
@@ -151,7 +160,9 @@ void RaceDetector::reset(std::size_t agents) {
   known_.resize(agents);
   incarnation_.clear();
   init_by_.clear();
-  std::fill(hidden_.begin(), hidden_.end(), 0);  // kept at its length: no resize per execution
+  std::fill(hidden_.begin(), hidden_.end(), 0);  // kept at their length: no resize per execution
+  std::fill(slot_of_.begin(), slot_of_.end(), kNoSlot);
+  slots_ = 0;
   clocks_.resize(agents);
   step_.assign(agents, 0);
   for (std::size_t a = 0; a < agents; ++a) {
@@ -167,6 +178,7 @@ void RaceDetector::reset(std::size_t agents) {
   }
   shared_reads_.clear();
   fenced_.assign(agents, 0);
+  for (VClock& c : exit_clocks_) c.clear();
   for (auto& [clock, known] : block_arrivals_) {
     clock.clear();
     known.clear();
@@ -225,6 +237,11 @@ void RaceDetector::add_agent(AgentId id, AgentId parent) {
   ++clocks_[parent][parent];  // the issuer's later accesses are not ordered before the copy
 }
 
+void RaceDetector::thread_exit(AgentId a, std::uint32_t cta) {
+  if (exit_clocks_.size() <= cta) exit_clocks_.resize(cta + 1);
+  join(exit_clocks_[cta], clocks_[a]);
+}
+
 void RaceDetector::retire(AgentId a) {
   // Its buffers go back to the spares (so memory stays in proportion to the live agents).
   spare(a);
@@ -276,9 +293,10 @@ void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase)
   // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
   if (barrier >= hidden_.size() || !hidden_[barrier]) {
     Knowledge& mine = knowledge(a);
-    if (mine.phase.size() <= barrier) mine.phase.resize(barrier + 1, 0);
+    const std::uint32_t slot = knowledge_slot(barrier);
+    if (mine.phase.size() <= slot) mine.phase.resize(slot + 1, 0);
     const std::uint32_t now = incarnation(barrier);
-    mine.phase[barrier] = std::max(mine.phase[barrier], phase_key(now, phase));  // mine is of no newer incarnation
+    mine.phase[slot] = std::max(mine.phase[slot], phase_key(now, phase));  // mine is of no newer incarnation
   }
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];

@@ -90,6 +90,12 @@ class RaceDetector {
   void track_init_visibility(bool on) { track_inits_ = on; }
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase);
   std::uint32_t now(AgentId a) const { return clocks_[a][a]; }  // a's current epoch
+  // A thread of `cta` exits (cluster shapes): its past joins the CTA's exit clock, against which
+  // the runtime checks that peers' uses of the CTA's shared memory come before its end.
+  void thread_exit(AgentId a, std::uint32_t cta);
+  bool before_exit(std::uint32_t cta, AgentId agent, std::uint32_t clock) const {
+    return cta < exit_clocks_.size() && agent < exit_clocks_[cta].size() && exit_clocks_[cta][agent] >= clock;
+  }
   const std::vector<std::uint32_t>& clock(AgentId a) const { return clocks_[a]; }
   // Records an access (`async`: by the async proxy, i.e. a bulk copy or store); returns the
   // first race it completes.
@@ -99,7 +105,8 @@ class RaceDetector {
 
  private:
   using VClock = std::vector<std::uint32_t>;
-  // Knowledge, joined along every happens-before edge as the clocks are; index: barrier id.
+  // Knowledge, joined along every happens-before edge as the clocks are; index: the barrier's
+  // knowledge slot (knowledge_slot).
   // Per barrier the newest phase known complete, as one ordered key (incarnation, phase), so
   // that a join is a max: a newer incarnation wins, then a later phase (a phase of an older
   // incarnation than the barrier's current one is void); 0: nothing known (incarnation 0,
@@ -176,7 +183,14 @@ class RaceDetector {
     }
   };
   Knowledge& released_knowledge(std::uint32_t barrier, std::int64_t phase);
-  Knowledge& knowledge(AgentId a);                         // a's, made on first use
+  Knowledge& knowledge(AgentId a);  // a's, made on first use
+  // Knowledge is indexed by slot, not barrier id: a slot per barrier that is not a hidden
+  // counter, given at its first use in the execution, so that knowledge is as long as the
+  // mbarriers, not as all the counters (a cluster-gemm has hundreds of hidden ones).
+  static constexpr std::uint32_t kNoSlot = ~0u;
+  std::uint32_t knowledge_slot(std::uint32_t barrier);
+  std::vector<std::uint32_t> slot_of_;  // per barrier id
+  std::uint32_t slots_ = 0;
   std::uint32_t incarnation(std::uint32_t barrier) const;  // inits of it so far
   std::vector<Knowledge> known_;                           // per agent
   VClock sync_clock_;                                      // join_all's buffers
@@ -197,6 +211,7 @@ class RaceDetector {
   // per kind, issuing thread and async-group: the join of its done members' clocks
   std::vector<std::vector<VClock>> groups_done_[kGroupKinds];
   std::vector<VClock> done_uncommitted_[kGroupKinds];  // per family and owner: done before their commit
+  std::vector<VClock> exit_clocks_;                    // per CTA: the join of its exited threads' clocks
 };
 
 }  // namespace mbcheck::sim

@@ -288,9 +288,7 @@ void Runtime::thread_finished(Agent& a) {
   CtaInfo& cta = ctas_[a.cta];
   --cta.live_threads;
   if (shape_.cluster_size() > 1 && !over_) {
-    const auto& mine = races_.clock(a.id);
-    if (cta.exit_clock.size() < mine.size()) cta.exit_clock.resize(mine.size(), 0);
-    for (std::size_t i = 0; i < mine.size(); ++i) cta.exit_clock[i] = std::max(cta.exit_clock[i], mine[i]);
+    races_.thread_exit(a.id, a.cta);
     note_performed_peer_ops(a);
     if (cta.live_threads == 0) cta_exited(a.cta);
   }
@@ -403,7 +401,6 @@ void Runtime::reset_execution_state() {
     for (std::uint32_t id = 0; id < kNamedBarriers; ++id)
       for (int slot = 0; slot < 2; ++slot) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;
     cta.collectives.clear();
-    cta.exit_clock.clear();
     cta.peer_uses.clear();
   }
   cluster_bars_.assign(shape_.ctas / shape_.cluster_size(), Rendezvous{});

@@ -357,13 +357,13 @@ class Runtime {
   struct CtaInfo {
     std::vector<unsigned char> smem;
     std::map<std::pair<std::uint32_t, std::uint32_t>, Rendezvous> collectives;  // (group, mask)
-    // Lifetime: the join of its exited threads' clocks, and per peer agent its uses of this
-    // CTA's shared memory that the exit must come after: the newest use of any kind (an
+    // Lifetime (the join of its exited threads' clocks is the race detector's: thread_exit):
+    // per peer agent its uses of this CTA's shared memory that the exit must come after: the
+    // newest use of any kind (an
     // older use is ordered before an exit if a newer is), the newest memory access, and per
     // barrier the newest counter op (arrive, complete_tx, a multicast landing). A counter op
     // needs no happens-before (a complete_tx is .relaxed): once a thread of the CTA has seen
     // the phase it counted in complete, it has been performed (cluster.cpp, cta_exited).
-    std::vector<std::uint32_t> exit_clock;
     struct PeerUse {
       std::uint32_t clock = 0;
       std::uint64_t step = 0;
