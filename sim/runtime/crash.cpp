@@ -608,8 +608,11 @@ bool Runtime::run_thread_main(Agent& a) {
     ~Landed() { a.can_land = false; }
   } landed{a};
   // 0: no signal mask saved (a system call per thread and execution); the signal that landed
-  // is unblocked below instead.
-  if (const int how = sigsetjmp(a.landing, 0)) {
+  // is unblocked below instead. `how` lives in the function's scope, not the if's: sigsetjmp
+  // returns into the if's scope a second time, after it was left, and AddressSanitizer's
+  // use-after-scope check would report the write of the second return.
+  int how = 0;
+  if ((how = sigsetjmp(a.landing, 0)) != 0) {
     a.can_land = false;  // a fault from here on is the runtime's own: reported, fatal
     sigset_t delivered;
     sigemptyset(&delivered);
