@@ -211,8 +211,7 @@ void Runtime::fiber_loop(std::uint32_t slot) {
     // Parked: next_ctx_ says who runs now; resumed for the next execution's thread `slot`.
     boost::fibers::context* next = next_ctx_;
     next_ctx_ = nullptr;
-    announce_switch(next);
-    next->resume();
+    switch_to(next);
   }
 }
 

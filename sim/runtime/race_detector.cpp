@@ -60,9 +60,9 @@ std::uint32_t RaceDetector::incarnation(std::uint32_t barrier) const {
 }
 
 std::int64_t RaceDetector::known_phase(AgentId a, std::uint32_t barrier) const {
-  if (barrier < hidden_.size() && hidden_[barrier])
+  if (is_hidden(barrier))
     throw std::logic_error("mbcheck: known_phase of a hidden counter, of which no knowledge is kept");
-  const std::uint32_t slot = barrier < slot_of_.size() ? slot_of_[barrier] : kNoSlot;
+  const std::uint32_t slot = slot_if_any(barrier);
   if (a >= known_.size() || slot >= known_[a].phase.size()) return -1;  // (kNoSlot: nothing learnt of it)
   const std::uint64_t k = known_[a].phase[slot];
   return key_incarnation(k) == incarnation(barrier) ? key_phase(k) : -1;
@@ -95,7 +95,7 @@ void RaceDetector::fence_inits(AgentId a) {
 
 bool RaceDetector::init_visible(AgentId a, std::uint32_t barrier) const {
   if (!track_inits_) return true;  // no peer CTA can use it
-  const std::uint32_t slot = barrier < slot_of_.size() ? slot_of_[barrier] : kNoSlot;
+  const std::uint32_t slot = slot_if_any(barrier);
   return a < known_.size() && slot < known_[a].init.size() && known_[a].init[slot].visible == incarnation(barrier);
 }
 
@@ -291,7 +291,7 @@ void RaceDetector::release_own(AgentId a, std::uint32_t barrier, std::int64_t ph
 
 void RaceDetector::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
   // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
-  if (barrier >= hidden_.size() || !hidden_[barrier]) {
+  if (!is_hidden(barrier)) {
     Knowledge& mine = knowledge(a);
     const std::uint32_t slot = knowledge_slot(barrier);
     if (mine.phase.size() <= slot) mine.phase.resize(slot + 1, 0);

@@ -188,7 +188,11 @@ class RaceDetector {
   // counter, given at its first use in the execution, so that knowledge is as long as the
   // mbarriers, not as all the counters (a cluster-gemm has hundreds of hidden ones).
   static constexpr std::uint32_t kNoSlot = ~0u;
-  std::uint32_t knowledge_slot(std::uint32_t barrier);
+  std::uint32_t knowledge_slot(std::uint32_t barrier);  // given here if it has none yet
+  std::uint32_t slot_if_any(std::uint32_t barrier) const {
+    return barrier < slot_of_.size() ? slot_of_[barrier] : kNoSlot;
+  }
+  bool is_hidden(std::uint32_t barrier) const { return barrier < hidden_.size() && hidden_[barrier]; }
   std::vector<std::uint32_t> slot_of_;  // per barrier id
   std::uint32_t slots_ = 0;
   std::uint32_t incarnation(std::uint32_t barrier) const;  // inits of it so far

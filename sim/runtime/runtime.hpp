@@ -359,11 +359,11 @@ class Runtime {
     std::map<std::pair<std::uint32_t, std::uint32_t>, Rendezvous> collectives;  // (group, mask)
     // Lifetime (the join of its exited threads' clocks is the race detector's: thread_exit):
     // per peer agent its uses of this CTA's shared memory that the exit must come after: the
-    // newest use of any kind (an
-    // older use is ordered before an exit if a newer is), the newest memory access, and per
-    // barrier the newest counter op (arrive, complete_tx, a multicast landing). A counter op
-    // needs no happens-before (a complete_tx is .relaxed): once a thread of the CTA has seen
-    // the phase it counted in complete, it has been performed (cluster.cpp, cta_exited).
+    // newest use of any kind (an older use is ordered before an exit if a newer is), the
+    // newest memory access, and per barrier the newest counter op (arrive, complete_tx, a
+    // multicast landing). A counter op needs no happens-before (a complete_tx is .relaxed):
+    // once a thread of the CTA has seen the phase it counted in complete, it has been
+    // performed (cluster.cpp, cta_exited).
     struct PeerUse {
       std::uint32_t clock = 0;
       std::uint64_t step = 0;
@@ -430,10 +430,10 @@ class Runtime {
   void cta_exited(std::uint32_t cta);  // its last thread finished: every peer use before its exit?
   void cluster_barrier_exit();         // an exiting thread leaves the cluster barrier's count
   MbarrierState& cluster_barrier();    // the current thread's cluster's, made at its first use
-  // `name()` says what the rendezvous stands for; called at its first arrival only (formatting
+  // `make_name()` says what the rendezvous stands for; called at its first arrival only (formatting
   // it at every arrival was a twentieth of a fuzzing step of cluster-gemm). collectives.cpp.
   template <class MakeName>
-  void rendezvous(Rendezvous& r, std::uint32_t count, const MakeName& name);
+  void rendezvous(Rendezvous& r, std::uint32_t count, const MakeName& make_name);
   enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync };
   std::uint32_t converge_warp(std::uint32_t mask, WarpInstruction instruction);
   Rendezvous& warp_rendezvous(std::uint32_t cta, std::uint32_t warp, std::uint32_t mask, WarpInstruction instruction);
