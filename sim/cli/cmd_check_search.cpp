@@ -53,7 +53,6 @@ int CheckCommand::setup_shard_dir(const CliProgram& program) {
       fmt::format("mbcheck {} check {} {} strategy={} preemptions={} max-steps={} shards={}", kMbcheckVersion, protocol,
                   shape_line(program.options()), strategy, strategy == "bounded" ? search.preemptions : -1,
                   search.max_steps, search.shard_count);
-  if (const char* stale = std::getenv("MBCHECK_SHARD_STALE_S")) search.shard_stale_s = std::atof(stale);
   if (shard_n > 1) claim_shard_dir(shard_dir, search.shard_index, search.shard_identity);
   return 0;
 }

@@ -510,12 +510,27 @@ void DporSearch::add_race(std::uint32_t earlier, std::uint32_t later, const Even
     for (AgentId a : first_agents_)
       if (is_initial(a)) d.initials.push_back(a);
     if (!in_v(later_agent) && is_initial(later_agent)) d.initials.push_back(later_agent);
-    deferred.push_back(std::move(d));
+    defer(std::move(d));
     return;
   }
   for (AgentId q : node.backtrack)
     if (is_initial(q)) return;
   node.backtrack.push_back(add);
+}
+
+bool DporSearch::defer(Deferred d) {
+  std::vector<AgentId> sorted = d.initials;
+  std::sort(sorted.begin(), sorted.end());
+  auto& kept = deferred_kept[d.node];
+  for (const auto& [initials, fallback] : kept) {
+    if (initials == sorted && fallback == d.fallback) return false;
+    if (std::binary_search(sorted.begin(), sorted.end(), fallback) &&
+        std::includes(sorted.begin(), sorted.end(), initials.begin(), initials.end()))
+      return false;
+  }
+  kept.emplace_back(std::move(sorted), d.fallback);
+  deferred.push_back(std::move(d));
+  return true;
 }
 
 }  // namespace mbcheck::sim::dpor

@@ -215,8 +215,10 @@ bool Exploration::run_wave() {
   if (exchange_) {
     whole = exchange_->run(
         items.size(),
-        [&](std::size_t i) { return run_subtree(program_, rt_, prefix, items[i], options_, false, stop); }, stop,
-        results, &result_.stats.own_executions);
+        [&](std::size_t i, const std::function<bool()>& until) {
+          return run_subtree(program_, rt_, prefix, items[i], options_, false, until);
+        },
+        stop, results, &result_.stats.own_executions);
   } else {
     pool_->run(items.size(), program_, rt_, [&](Program& p, Runtime& r, std::size_t i) {
       results[i] = run_subtree(p, r, prefix, items[i], options_, keep, stop);
@@ -284,7 +286,7 @@ ExploreResult Exploration::run() {
   if (parallel_ && !sharded_) pool_ = std::make_unique<WavePool>(options_.jobs - 1, options_.make_program);
   if (sharded_)
     exchange_ = std::make_unique<ShardExchange>(options_.shard_dir, options_.shard_index, options_.shard_count,
-                                                options_.shard_identity, options_.shard_stale_s);
+                                                options_.shard_identity);
   while (!out_of_time()) {
     report_progress();
     Outcome out = is_dpor                  ? execute_observed(rt_, program_, dpor_, limits_, dpor_)

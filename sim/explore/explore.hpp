@@ -68,15 +68,15 @@ struct ExploreOptions {
   std::function<std::unique_ptr<Program>()> make_program;
   // dpor, sharded across processes: shard `shard_index` of `shard_count` (0-based) shares the
   // subtrees of every wave with the other shards through files in `shard_dir` (a directory
-  // all shards see, empty at the start). Each subtree is computed once, by the shard that
-  // claims it; every shard ends with the full, identical result. `on_execution` does not see
+  // all shards see, empty at the start). Each subtree is computed by the shard that owns or
+  // claims it, and also by any shard that is idle while it is missing (sim/explore/
+  // shard_exchange.hpp); every shard ends with the full, identical result. `on_execution` does not see
   // the executions of shared subtrees (they may have run in another process).
   std::string shard_dir;
   unsigned shard_index = 0, shard_count = 1;
   // What the shard directory's files must belong to (protocol, shape, options, version): a
   // directory holding another search's results is refused (dpor::ShardError).
   std::string shard_identity;
-  double shard_stale_s = 5.0;  // a shard whose heartbeat has not moved for this long is gone
   // Called about twice a second with the statistics so far and (dpor) an estimate of the
   // share of the search tree covered, in [0, 1].
   std::function<void(const ExploreStats&, double covered)> progress;

@@ -1,13 +1,10 @@
 #include "sim/explore/shard_exchange.hpp"
 
-#include "sim/support/atomic_file.hpp"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -17,8 +14,6 @@
 namespace mbcheck::sim::dpor {
 
 namespace {
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 std::uint64_t u64(const nlohmann::json& j, const char* key) {
   const auto& v = j.at(key);
@@ -96,87 +91,27 @@ WaveResult wave_result_from_json(const nlohmann::json& j) {
   return w;
 }
 
-ShardExchange::ShardExchange(std::string dir, unsigned index, unsigned count, std::string identity, double stale_s)
-    : dir_(std::move(dir)),
+ShardExchange::ShardExchange(std::string dir, unsigned index, unsigned count, std::string identity)
+    : dir_(dir),
       index_(index),
       count_(count),
-      identity_(std::move(identity)),
-      stale_s_(stale_s),
-      seen_mtime_(count, -1),
-      seen_at_(count, now_s()) {
-  claim_shard_dir(dir_, index_, identity_);
-  beat();
-  heartbeat_ = std::thread([this] {
-    while (!quit_.load()) {
-      for (int i = 0; i < 10 && !quit_.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      try {
-        beat();
-      } catch (const ShardError&) {
-        // A full disk or a removed directory: the next store reports it.
-      }
-    }
-  });
+      logs_((claim_shard_dir(dir, index, identity), dir), index, count, identity) {}
+
+void ShardExchange::store(std::uint64_t wave, std::size_t i, const WaveResult& r) {
+  logs_.append(wave, i, to_json(r).dump());
 }
 
-ShardExchange::~ShardExchange() {
-  quit_ = true;
-  if (heartbeat_.joinable()) heartbeat_.join();
-}
-
-void ShardExchange::beat() const {
-  const std::string hb = fmt::format("{}/hb-{}", dir_, index_);
-  const int fd = ::open(hb.c_str(), O_CREAT | O_WRONLY, 0644);
-  if (fd < 0) throw ShardError(fmt::format("cannot create {}: {}", hb, std::strerror(errno)));
-  ::futimens(fd, nullptr);  // mtime = now
-  ::close(fd);
-}
-
-bool ShardExchange::owner_alive(unsigned shard) {
-  if (shard == index_) return true;
-  struct stat st {};
-  const std::string hb = fmt::format("{}/hb-{}", dir_, shard);
-  const double now = now_s();
-  if (::stat(hb.c_str(), &st) == 0) {
-    const std::int64_t mtime = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
-    if (mtime != seen_mtime_[shard]) {
-      seen_mtime_[shard] = mtime;
-      seen_at_[shard] = now;
-    }
-  }
-  return now - seen_at_[shard] < stale_s_;
-}
-
-std::string ShardExchange::path(std::uint64_t wave, std::size_t i) const {
-  return fmt::format("{}/w{}-{}.json", dir_, wave, i);
-}
-
-void ShardExchange::store(std::uint64_t wave, std::size_t i, const WaveResult& r) const {
-  const nlohmann::json j = {{"search", identity_}, {"result", to_json(r)}};
-  if (auto error = write_file_atomically(
-          path(wave, i), fmt::format("{}/w{}-{}.{}.{}.tmp", dir_, wave, i, index_, ::getpid()), j.dump()))
-    throw ShardError(*error);
-}
-
-bool ShardExchange::load(std::uint64_t wave, std::size_t i, WaveResult& out) const {
-  const std::string p = path(wave, i);
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0) return false;
-  if (!S_ISREG(st.st_mode)) throw ShardError(fmt::format("{} is not a result file (not a regular file)", p));
-  std::ifstream in(p);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) throw ShardError(fmt::format("cannot read {}", p));
+bool ShardExchange::load(std::uint64_t wave, std::size_t i, WaveResult& out) {
+  const std::optional<std::string> text = logs_.take(wave, i);
+  if (!text) return false;
   try {
-    const nlohmann::json j = nlohmann::json::parse(text.str());
-    if (!j.is_object() || !j.contains("search") || j.at("search") != identity_)
-      throw ShardError(fmt::format("{} is the result of another search ({}); this one is {}", p,
-                                   j.is_object() && j.contains("search") ? j["search"].dump() : "no identity",
-                                   identity_));
-    out = wave_result_from_json(j.at("result"));
+    out = wave_result_from_json(nlohmann::json::parse(*text));
   } catch (const nlohmann::json::exception& e) {
-    throw ShardError(fmt::format("{} is not a shard result: {}", p, e.what()));
+    throw ShardError(
+        fmt::format("{}: the result of wave {} item {} is not a shard result: {}", dir_, wave, i, e.what()));
   } catch (const std::invalid_argument& e) {
-    throw ShardError(fmt::format("{} is not a shard result: {}", p, e.what()));
+    throw ShardError(
+        fmt::format("{}: the result of wave {} item {} is not a shard result: {}", dir_, wave, i, e.what()));
   }
   return true;
 }
@@ -215,15 +150,15 @@ unsigned ShardExchange::claimant(std::uint64_t wave, std::size_t i) const {
   return shard;
 }
 
-bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_t)>& compute,
-                        const std::function<bool()>& stop, std::vector<WaveResult>& results,
-                        std::uint64_t* own_executions) {
+bool ShardExchange::run(std::size_t n, const Compute& compute, const std::function<bool()>& stop,
+                        std::vector<WaveResult>& results, std::uint64_t* own_executions) {
   const std::uint64_t wave = waves_++;
   results.assign(n, {});
   std::vector<bool> have(n, false);
-  auto do_item = [&](std::size_t i) {
-    WaveResult r = compute(i);
-    if (r.interrupted) return false;  // partial: never published
+  // Computes item i here and publishes it; false when `until` cut it short (nothing kept).
+  auto do_item = [&](std::size_t i, const std::function<bool()>& until) {
+    WaveResult r = compute(i, until);
+    if (r.interrupted) return false;
     *own_executions += r.stats.executions;
     store(wave, i, r);
     results[i] = std::move(r);
@@ -238,25 +173,31 @@ bool ShardExchange::run(std::size_t n, const std::function<WaveResult(std::size_
   // slows every shard's fsync. An item this shard claimed in an earlier life (a rerun after
   // kill -9) is its own.
   auto fixed_owner = [&](std::size_t i) { return static_cast<unsigned>((i + wave) % count_); };
-  auto owner = [&](std::size_t i) { return i < count_ ? fixed_owner(i) : claimant(wave, i); };
+  struct Forget {  // whatever way this returns, the wave's records are no longer needed
+    ShardLogs& logs;
+    std::uint64_t wave;
+    ~Forget() { logs.forget_through(wave); }
+  } forget{logs_, wave};
   for (std::size_t i = 0; i < n; ++i) {
     if (i < count_ && fixed_owner(i) != index_) continue;
     if (stop()) return false;
     if (load(wave, i, results[i])) {
       have[i] = true;
     } else if (i < count_ || claim(wave, i) || claimant(wave, i) == index_) {
-      if (!do_item(i)) return false;
+      if (!do_item(i, stop)) return false;
     }
   }
+  // Nothing of its own left: it computes what is still missing too, whoever owns it, and drops
+  // its copy as soon as another shard publishes the item (asked after every execution). So a
+  // shard never waits for a slow, killed or not yet started one, and a wave ends when its
+  // last item is done anywhere; the cost is work done twice on cores that would be idle.
   for (std::size_t i = 0; i < n; ++i)
     while (!have[i]) {
       if (stop()) return false;
       if (load(wave, i, results[i])) {
         have[i] = true;
-      } else if (!owner_alive(owner(i))) {
-        if (!do_item(i)) return false;  // its owner is gone: do it here
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      } else if (!do_item(i, [&] { return stop() || logs_.has(wave, i); }) && stop()) {
+        return false;
       }
     }
   return true;
