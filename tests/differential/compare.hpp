@@ -1,6 +1,7 @@
 // One program, two searches: the reference enumerator and DPOR over the fiber runtime.
 // They agree when both find a bug (the search's of a kind the reference finds), or neither
-// does and both reach the same final outcomes.
+// does and both reach the same final outcomes; and DPOR with 2 jobs gives exactly one job's
+// result (executions, redundant, transitions, bug kinds, the executions in order).
 #pragma once
 
 #include <set>
@@ -20,12 +21,14 @@ struct SearchReach {
   std::set<std::string> outcomes;   // format_observed of every completed execution
   std::set<std::string> bug_kinds;  // verdicts (and misuse kinds) of the buggy executions
   bool bug = false;
-  bool diverged = false;  // an execution the search itself could not follow
+  bool diverged = false;                            // an execution the search itself could not follow
+  std::uint64_t schedules = 0xcbf29ce484222325ull;  // a hash of every execution's schedule, in order
   sim::ExploreStats stats;
 };
 
+// `jobs` > 1: the search in parallel waves, bounded by a minute instead of an execution count.
 SearchReach search_reach(const DiffProgram& p, sim::SearchKind kind = sim::SearchKind::dpor,
-                         std::uint64_t max_executions = 200000);
+                         std::uint64_t max_executions = 200000, unsigned jobs = 1);
 
 struct Comparison {
   bool agree = false;
