@@ -209,3 +209,31 @@ TEST_CASE("a status waited on twice: the second wait waits again only if its try
     CHECK(r.bug->verdict == Verdict::aliasing);
   }
 }
+
+TEST_CASE("a second wait on a status: the try right after the thread's own completing arrive may still time out",
+          "[status][explore]") {
+  // The differential soak's program 83,991,311 (2026-12-04). Thread 1's arrive completes phase
+  // 0 in the first schedule, so its try finds the phase complete there; but thread 0's arrive
+  // is not ordered before the try, and in the schedule where it comes after, the try times
+  // out, the second wait on its status waits for phase 0 again, and once thread 0's second
+  // arrive completes phase 1 that wait aliases. The search missed it when a try counted as
+  // complete whenever the completing op was ordered before it.
+  FunctionProgram prog(threads(2), [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(2);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).arrive();
+      smem_bar(0).wait(0);
+      smem_bar(0).arrive();
+    } else {
+      smem_bar(0).arrive();
+      const auto status = smem_bar(0).try_wait_status(0);
+      smem_bar(0).wait(status);
+      smem_bar(0).arrive();
+      smem_bar(0).wait(status);
+    }
+  });
+  const ExploreResult r = explore_all(prog);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::aliasing);
+}

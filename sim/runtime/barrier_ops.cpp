@@ -7,6 +7,7 @@
 // sim/runtime/runtime.hpp.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/runtime/perform.hpp"
@@ -39,8 +40,7 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Effect::observe:
     case Effect::none: throw std::logic_error("mbcheck: apply_barrier_op on an operation that changes no barrier");
   }
-  // A completing op's own epoch, for completed_before() (read before a release moves it on).
-  const std::uint32_t epoch = r.completed && a.id < races_.clock(a.id).size() ? races_.now(a.id) : 0;
+  if (bar.id >= 1 && bar.id <= n_barriers_) count_down(a, bar, row.effect, r);
   // The row's memory-order role: what the operation publishes to the phase's waiters.
   switch (row.order) {
     case Order::release: races_.release(a.id, bar.id, r.phase_before); break;
@@ -53,15 +53,6 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Order::acquire: break;
   }
   if (row.effect == Effect::init) races_.barrier_init(bar.id, a.id);
-  if (bar.id >= 1 && bar.id <= n_barriers_) {
-    auto& newest = barriers_[bar.id - 1].completions;
-    if (row.effect == Effect::init) {
-      newest[0] = newest[1] = {};  // a new incarnation: its phases start again
-    } else if (r.completed) {
-      newest[1] = newest[0];
-      newest[0] = {r.phase_before, a.id, epoch};
-    }
-  }
   barrier_changed(bar, r.completed || row.effect == Effect::init || row.effect == Effect::inval);
   record(a, &bar);
   StepInfo step{a.id, op, r.phase_before, r.completed};
@@ -216,24 +207,52 @@ void Runtime::wait_status(MbarrierState& bar, const TryWaitStatus& status) {
   DeferredTry& t = tries_[status.id - 1];
   if (a.deferred_try == status.id) {
     // The deferred try and this wait are one blocking wait (see runtime.hpp). Its answer
-    // matters only to a later wait on the same status: the try found the phase complete if
-    // its completion happens before the thread's present (the try came after the thread's
-    // last event); else it may have timed out, and a later wait waits as well.
+    // matters only to a later wait on the same status. The try found the phase complete in
+    // every order of the execution's events only if the thread knows, through happens-before,
+    // that the phase completed (a wait or poll that saw it, by itself or by anyone whose past
+    // flows to it): then every op of the phase came before the try. Otherwise some op of the
+    // phase may come after the try (the thread's own arrive completing the phase is not
+    // enough: another thread's arrive, ordered after it, leaves that one to complete it), and
+    // the try may have timed out: a later wait waits as well. (It was answered by "is the
+    // completing op ordered before the thread", which DPOR cannot tell apart by the order of
+    // two arrivals: a second wait on the status aliased in a schedule it never ran; the
+    // differential soak's program 83,991,311.)
     a.deferred_try = 0;
-    t.state = completed_before(a, bar, t.phase) ? DeferredTry::State::done : DeferredTry::State::failed;
+    t.state = surely_complete(a, bar, t.phase) ? DeferredTry::State::done : DeferredTry::State::failed;
   } else if (t.state == DeferredTry::State::done) {
     return;  // the try found the phase complete (and acquired): nothing to wait for
   }
   wait(bar, t.phase);
 }
 
-bool Runtime::completed_before(const Agent& a, const MbarrierState& bar, std::int64_t phase) const {
-  if (bar.id == 0 || bar.id > n_barriers_) return false;
+// Keeps the ops that count the phase down (read by surely_complete), before the op's
+// release moves its agent's epoch on.
+void Runtime::count_down(const Agent& a, const MbarrierState& bar, Effect effect, const BarrierEffect& r) {
+  BarrierInfo& bi = barriers_[bar.id - 1];
+  if (effect == Effect::init) {  // a new incarnation: its phases start again
+    bi.counting.clear();
+    bi.completions[0].phase = bi.completions[1].phase = -2;
+    return;
+  }
+  if (effect == Effect::arrive || effect == Effect::arrive_expect_tx || effect == Effect::arrive_drop ||
+      effect == Effect::complete_tx)
+    bi.counting.emplace_back(a.id, a.id < races_.clock(a.id).size() ? races_.now(a.id) : 0);
+  if (r.completed) {
+    std::swap(bi.completions[0], bi.completions[1]);
+    bi.completions[0].phase = r.phase_before;
+    bi.completions[0].ops.swap(bi.counting);
+    bi.counting.clear();
+  }
+}
+
+bool Runtime::surely_complete(const Agent& a, MbarrierState& bar, std::int64_t phase) {
+  if (races_.known_phase(a.id, bar.id) >= phase) return true;  // seen complete, by a wait or poll
+  if (bar.id == 0 || bar.id > n_barriers_ || !bar.is_live() || phase >= bar.phase) return false;  // not complete now
+  const std::vector<std::uint32_t>& mine = races_.clock(a.id);
   for (const BarrierInfo::Completion& c : barriers_[bar.id - 1].completions)
-    if (c.phase == phase && c.agent != kNoAgent) {
-      const std::vector<std::uint32_t>& mine = races_.clock(a.id);
-      return c.agent < mine.size() && mine[c.agent] >= c.epoch;
-    }
+    if (c.phase == phase)
+      return std::all_of(c.ops.begin(), c.ops.end(),
+                         [&](const auto& op) { return op.first < mine.size() && mine[op.first] >= op.second; });
   return false;
 }
 

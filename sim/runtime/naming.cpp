@@ -149,7 +149,8 @@ Runtime::BarrierInfo& Runtime::register_barrier(MbarrierState& bar) {
   bi.waiters.clear();
   bi.fragile_waits.clear();
   bi.collective.clear();
-  for (auto& c : bi.completions) c = {};
+  bi.counting.clear();
+  for (auto& c : bi.completions) c.phase = -2;
   bar.id = static_cast<std::uint32_t>(n_barriers_);
   return bi;
 }

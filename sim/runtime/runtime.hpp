@@ -24,7 +24,9 @@
 // event is the wait on its status, the pair is one blocking wait: a try that found the phase
 // complete followed by nothing is a wait that ran then, and a try that timed out followed by
 // the wait is that wait later. Both orders of the try against the completion are covered by
-// one blocking wait's, with the same acquire point and the same aliasing checks.
+// one blocking wait's, with the same acquire point and the same aliasing checks. A later wait
+// on the same status waits again unless the thread knew the phase complete at the try
+// (wait_status).
 #pragma once
 
 #include <pthread.h>
@@ -338,14 +340,16 @@ class Runtime {
     // for a phase ahead of the barrier): a new phase can disable them.
     std::vector<AgentId> fragile_waits;
     std::string collective;  // a hidden rendezvous: what it stands for ("__syncwarp(0xffffffff)")
-    // Its two newest completions: the phase, the op's agent and that agent's epoch then
-    // (completed_before(): did a try_wait merged into its wait find the phase complete?).
+    // The ops that count a phase down (arrivals, complete_tx) as (agent, its epoch then): of
+    // the phase in progress, and of its two newest completed phases. wait_status reads them:
+    // a try found its phase complete in every order of the events only if all of them happen
+    // before it.
+    using CountOps = std::vector<std::pair<AgentId, std::uint32_t>>;
+    CountOps counting;
     struct Completion {
       std::int64_t phase = -2;
-      AgentId agent = kNoAgent;
-      std::uint32_t epoch = 0;
-    };
-    Completion completions[2];
+      CountOps ops;
+    } completions[2];
   };
   static constexpr std::uint32_t kNamedBarriers = 16;  // bar.sync ids 0..15
   // The hidden counter behind a rendezvous (a collective, the cluster barrier): an mbarrier
@@ -404,9 +408,9 @@ class Runtime {
     enum class State : std::uint8_t { deferred, failed, done } state = State::deferred;
   };
   std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
-  // Does the completion of `phase` of `bar` happen before `a`'s present (its own op, or one
-  // whose release it acquired)? Then no try of `a`'s since its last event found it open.
-  bool completed_before(const Agent& a, const MbarrierState& bar, std::int64_t phase) const;
+  // Did every try `a` could make now of `phase` find it complete, in every order of this
+  // execution's events? (wait_status: the answer a later wait on the status reads.)
+  bool surely_complete(const Agent& a, MbarrierState& bar, std::int64_t phase);
   std::vector<Rendezvous> cluster_bars_;  // barrier.cluster of each cluster
   // The CTA whose shared memory holds `p`, or -1; `likely` is looked at first (the loads and
   // stores of a thread are mostly to its own CTA's: no scan over the grid for them).
@@ -492,6 +496,7 @@ class Runtime {
     MbarrierToken token;
   };
   BarrierEffect apply_barrier_op(Agent& a, const Op& op, AgentId spawned = kNoAgent);
+  void count_down(const Agent& a, const MbarrierState& bar, Effect effect, const BarrierEffect& r);
   void land_copy_piece(Agent& copy);
   // An async-group member's step: a store's, a cp.async's or a wgmma operand's memory
   // access, then group_member_done.
