@@ -11,6 +11,7 @@
 // shape, options, mbcheck version): a directory holding another search's results is refused, never mixed in.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,7 @@ class ShardExchange {
  private:
   void store(std::uint64_t wave, std::size_t i, const WaveResult& r);
   bool load(std::uint64_t wave, std::size_t i, WaveResult& out);
+  bool published(std::uint64_t wave, std::size_t i);
   std::string claim_path(std::uint64_t wave, std::size_t i) const;
   bool claim(std::uint64_t wave, std::size_t i) const;  // false: another shard has it
   unsigned claimant(std::uint64_t wave, std::size_t i) const;
@@ -50,6 +52,7 @@ class ShardExchange {
   unsigned index_, count_;
   ShardLogs logs_;
   std::uint64_t waves_ = 0;
+  std::chrono::steady_clock::time_point next_look_{};  // published(): when to look again
 };
 
 nlohmann::json to_json(const WaveResult& w);
