@@ -1,7 +1,5 @@
 #include "sim/explore/shard_exchange.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -96,6 +94,7 @@ ShardExchange::ShardExchange(std::string dir, unsigned index, unsigned count, st
     : dir_(dir),
       index_(index),
       count_(count),
+      // The directory is claimed for this search (search.txt) before any log in it is opened.
       logs_((claim_shard_dir(dir, index, identity), dir), index, count, identity) {}
 
 void ShardExchange::store(std::uint64_t wave, std::size_t i, const WaveResult& r) {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/explore/waves.hpp"
+#include "sim/explore/explore.hpp"  // ShardError
 
 namespace mbcheck::sim::dpor {
 
