@@ -247,12 +247,6 @@ void RaceDetector::retire(AgentId a) {
   spare(a);
 }
 
-void RaceDetector::tick(AgentId a, std::uint64_t step) {
-  if (clocks_[a].size() <= a) clocks_[a].resize(a + 1, 0);
-  ++clocks_[a][a];
-  step_[a] = static_cast<std::uint32_t>(step);
-}
-
 std::vector<std::uint32_t>& RaceDetector::released_clock(std::uint32_t barrier, std::int64_t phase) {
   if (released_.size() <= barrier) released_.resize(barrier + 1);
   Released& r = released_[barrier];

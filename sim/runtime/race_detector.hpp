@@ -46,7 +46,12 @@ class RaceDetector {
   // long as the agents so far, one per copy) are freed. Not for cp.async copies: a later
   // cp.async.mbarrier.arrive releases their writes with their clocks.
   void retire(AgentId a);
-  void tick(AgentId a, std::uint64_t step);  // a's next step begins
+  void tick(AgentId a, std::uint64_t step) {  // a's next step begins (every step: inline)
+    VClock& c = clocks_[a];
+    if (c.size() <= a) c.resize(a + 1, 0);
+    ++c[a];
+    step_[a] = static_cast<std::uint32_t>(step);
+  }
   void release(AgentId a, std::uint32_t barrier, std::int64_t phase);
   // Releases only what `a` itself did (a copy landing: its own writes, not its issuer's past).
   void release_own(AgentId a, std::uint32_t barrier, std::int64_t phase);
