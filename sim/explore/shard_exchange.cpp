@@ -104,14 +104,15 @@ void ShardExchange::store(std::uint64_t wave, std::size_t i, const WaveResult& r
 bool ShardExchange::load(std::uint64_t wave, std::size_t i, WaveResult& out) {
   const std::optional<std::string> text = logs_.take(wave, i);
   if (!text) return false;
+  auto bad = [&](const char* why) {
+    return ShardError(fmt::format("{}: the result of wave {} item {} is not a shard result: {}", dir_, wave, i, why));
+  };
   try {
     out = wave_result_from_json(nlohmann::json::parse(*text));
   } catch (const nlohmann::json::exception& e) {
-    throw ShardError(
-        fmt::format("{}: the result of wave {} item {} is not a shard result: {}", dir_, wave, i, e.what()));
+    throw bad(e.what());
   } catch (const std::invalid_argument& e) {
-    throw ShardError(
-        fmt::format("{}: the result of wave {} item {} is not a shard result: {}", dir_, wave, i, e.what()));
+    throw bad(e.what());
   }
   return true;
 }
@@ -198,7 +199,7 @@ bool ShardExchange::run(std::size_t n, const Compute& compute, const std::functi
     }
   }
   // Nothing of its own left: it computes what is still missing too, whoever owns it, and drops
-  // its copy as soon as another shard publishes the item (asked after every execution). So a
+  // its copy as soon as another shard publishes the item (asked between executions). So a
   // shard never waits for a slow, killed or not yet started one, and a wave ends when its
   // last item is done anywhere; the cost is work done twice on cores that would be idle.
   for (std::size_t i = 0; i < n; ++i)

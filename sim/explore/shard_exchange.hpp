@@ -5,10 +5,11 @@
 // when it is free (a claim file naming it, made whole by link()); the owner computes the item
 // and appends the result to its log (sim/explore/shard_log.hpp). A shard with nothing
 // of its own left computes the items still missing as well, and drops each as soon as its
-// file appears: so no shard ever waits for another (slow, killed, or not started yet). The
-// search is deterministic, so an item computed twice gives the same result; a shard that is
-// killed and rerun finds what is done, and its own old claims. Every file carries the search's identity (protocol,
-// shape, options, mbcheck version): a directory holding another search's results is refused, never mixed in.
+// owner's record appears: so no shard ever waits for another (slow, killed, or not started
+// yet). The search is deterministic, so an item computed twice gives the same result; a shard
+// that is killed and rerun finds what is done, and its own old claims. search.txt and every
+// log carry the search's identity (protocol, shape, options, mbcheck version): a directory
+// holding another search's results is refused, never mixed in.
 #pragma once
 
 #include <chrono>

@@ -6,12 +6,13 @@
 #include <zlib.h>
 
 #include <cerrno>
-#include <cstdlib>
+#include <charconv>
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "sim/explore/explore.hpp"  // ShardError
+#include "sim/explore/explore.hpp"      // ShardError
+#include "sim/support/atomic_file.hpp"  // write_all
 
 namespace mbcheck::sim::dpor {
 
@@ -53,12 +54,8 @@ std::string ShardLogs::header() const { return fmt::format("{}{}\n", kHeaderPref
 
 void ShardLogs::append_line(const std::string& line) {
   const Log& own = logs_[index_];
-  for (std::size_t done = 0; done < line.size();) {
-    const ssize_t w = ::write(own.fd, line.data() + done, line.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw ShardError(fmt::format("cannot write {}: {}", own.path, std::strerror(w < 0 ? errno : ENOSPC)));
-    done += static_cast<std::size_t>(w);
-  }
+  if (const int err = write_all(own.fd, line))
+    throw ShardError(fmt::format("cannot write {}: {}", own.path, std::strerror(err)));
 }
 
 void ShardLogs::append(std::uint64_t wave, std::size_t item, const std::string& json) {
@@ -110,16 +107,18 @@ std::size_t ShardLogs::judge(const Log& log, const std::string& text) {
     }
     // <crc> <wave> <item> <json>
     if (line.size() < 10 || line[8] != ' ') return pos;
-    char* end = nullptr;
-    const std::string crc_text(line.substr(0, 8));
-    const unsigned long crc = std::strtoul(crc_text.c_str(), &end, 16);
-    if (end != crc_text.c_str() + 8 || crc != checksum(line.data() + 9, line.size() - 9)) return pos;
-    const std::string body(line.substr(9));
-    const unsigned long long wave = std::strtoull(body.c_str(), &end, 10);
-    if (*end != ' ') return pos;
-    const unsigned long long item = std::strtoull(end + 1, &end, 10);
-    if (*end != ' ') return pos;
-    records_.try_emplace({wave, item}, end + 1);
+    const char* const first = line.data();
+    const char* const last = first + line.size();
+    std::uint32_t crc = 0;
+    if (std::from_chars(first, first + 8, crc, 16).ptr != first + 8 || crc != checksum(first + 9, line.size() - 9))
+      return pos;
+    std::uint64_t wave = 0, item = 0;
+    const auto w = std::from_chars(first + 9, last, wave);
+    if (w.ptr == last || *w.ptr != ' ') return pos;
+    const auto i = std::from_chars(w.ptr + 1, last, item);
+    if (i.ptr == last || *i.ptr != ' ') return pos;
+    const char* const end = i.ptr;
+    records_.try_emplace({wave, item}, end + 1, last);
     pos = nl + 1;
   }
 }

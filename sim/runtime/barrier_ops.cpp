@@ -207,15 +207,11 @@ void Runtime::wait_status(MbarrierState& bar, const TryWaitStatus& status) {
   DeferredTry& t = tries_[status.id - 1];
   if (a.deferred_try == status.id) {
     // The deferred try and this wait are one blocking wait (see runtime.hpp). Its answer
-    // matters only to a later wait on the same status. The try found the phase complete in
-    // every order of the execution's events only if the thread knows, through happens-before,
-    // that the phase completed (a wait or poll that saw it, by itself or by anyone whose past
-    // flows to it): then every op of the phase came before the try. Otherwise some op of the
-    // phase may come after the try (the thread's own arrive completing the phase is not
-    // enough: another thread's arrive, ordered after it, leaves that one to complete it), and
-    // the try may have timed out: a later wait waits as well. (It was answered by "is the
-    // completing op ordered before the thread", which DPOR cannot tell apart by the order of
-    // two arrivals: a second wait on the status aliased in a schedule it never ran; the
+    // matters only to a later wait on the same status: surely_complete says whether the try
+    // found the phase complete in every order of the execution's events; otherwise it may
+    // have timed out, and a later wait waits as well. (It was answered by "is the completing
+    // op ordered before the thread", which DPOR cannot tell apart by the order of two
+    // arrivals: a second wait on the status aliased in a schedule it never ran; the
     // differential soak's program 83,991,311.)
     a.deferred_try = 0;
     t.state = surely_complete(a, bar, t.phase) ? DeferredTry::State::done : DeferredTry::State::failed;
@@ -245,7 +241,11 @@ void Runtime::count_down(const Agent& a, const MbarrierState& bar, Effect effect
   }
 }
 
-bool Runtime::surely_complete(const Agent& a, MbarrierState& bar, std::int64_t phase) {
+// Complete for every try only if the thread knows the phase complete (a wait or poll saw it,
+// by itself or by anyone whose past flows to it), or every op that counted the phase down
+// happens before it; the thread's own completing arrive is not enough, since another
+// thread's arrive not ordered before the try may come after it and complete the phase.
+bool Runtime::surely_complete(const Agent& a, const MbarrierState& bar, std::int64_t phase) const {
   if (races_.known_phase(a.id, bar.id) >= phase) return true;  // seen complete, by a wait or poll
   if (bar.id == 0 || bar.id > n_barriers_ || !bar.is_live() || phase >= bar.phase) return false;  // not complete now
   const std::vector<std::uint32_t>& mine = races_.clock(a.id);

@@ -410,7 +410,7 @@ class Runtime {
   std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
   // Did every try `a` could make now of `phase` find it complete, in every order of this
   // execution's events? (wait_status: the answer a later wait on the status reads.)
-  bool surely_complete(const Agent& a, MbarrierState& bar, std::int64_t phase);
+  bool surely_complete(const Agent& a, const MbarrierState& bar, std::int64_t phase) const;
   std::vector<Rendezvous> cluster_bars_;  // barrier.cluster of each cluster
   // The CTA whose shared memory holds `p`, or -1; `likely` is looked at first (the loads and
   // stores of a thread are mostly to its own CTA's: no scan over the grid for them).

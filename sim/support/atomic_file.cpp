@@ -11,6 +11,16 @@
 
 namespace mbcheck::sim {
 
+int write_all(int fd, std::string_view text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return w < 0 ? errno : ENOSPC;
+    done += static_cast<std::size_t>(w);
+  }
+  return 0;
+}
+
 std::optional<std::string> write_file_atomically(const std::string& path, const std::string& tmp,
                                                  const std::string& text) {
   const int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
@@ -20,15 +30,11 @@ std::optional<std::string> write_file_atomically(const std::string& path, const 
     ::unlink(tmp.c_str());
     return fmt::format("cannot {} {}: {}", what, path, std::strerror(err));
   };
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const std::string why = fail("write");
-      ::close(fd);
-      return why;
-    }
-    done += static_cast<std::size_t>(w);
+  if (const int err = write_all(fd, text)) {
+    errno = err;
+    const std::string why = fail("write");
+    ::close(fd);
+    return why;
   }
   if (::fsync(fd) != 0) {
     const std::string why = fail("write");
