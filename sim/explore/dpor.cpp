@@ -84,7 +84,7 @@ std::uint32_t DporSearch::start_event(const StepInfo& step) {
   if (last_event_[step.agent] >= 0) {
     const Event& prev = events_[static_cast<std::size_t>(last_event_[step.agent])];
     e.seq = prev.seq + 1;
-    arena_.join_raw(prev.clock, acc_);
+    arena_.assign_raw(prev.clock, acc_);
     prev_clock_ = prev.clock;
   } else {
     e.seq = 1;
@@ -125,8 +125,19 @@ void DporSearch::find_races(std::uint32_t index, const Event& e) {
   races_found_.clear();
   check_races(early_, e);
   for (std::uint32_t c : races_found_) add_race(c, index, e, acc_);  // acc_: no own entry yet
+  // acc_ is still its agent's previous clock when no race was found: a summary that holds the
+  // previous event holds all of acc_ (a wait joining its completed phase, the usual case).
+  const Event* prev = races_found_.empty() && prev_clock_ != kNoClock
+                          ? &events_[static_cast<std::size_t>(last_event_[e.agent])]
+                          : nullptr;
+  for (const Summary* f : forced_) {
+    if (prev && arena_.covers(*f, prev->agent, prev->seq))
+      arena_.join_dominating(acc_, *f);
+    else
+      arena_.join(acc_, *f);
+    prev = nullptr;
+  }
   races_found_.clear();
-  for (const Summary* f : forced_) arena_.join(acc_, *f);
   // A group whose summary acc_ already covers holds no race: skip it whole.
   candidates_.clear();
   for (const Group& g : groups_)
@@ -313,9 +324,10 @@ void DporSearch::classify_block_arrive(const Runtime& rt, const StepInfo& step, 
 
 // It waits for the members of its owner's groups of its family (its bulk stores, its
 // cp.asyncs, its warp group's wgmma operand reads) in every committed group but the newest N.
-// Kept per waiting thread as a join that only grows: what an earlier wait of the thread forced
-// is in its past anyway, so each member is looked at until joined, not at every wait (a scan
-// of every agent per wait grew with the copies issued).
+// What an earlier wait of the thread forced is in its past anyway: per waiting thread, each
+// member is looked at until joined, not at every wait (a scan of every agent per wait grew
+// with the copies issued), and a wait joins only the members no earlier one did (joining all
+// of them again cost a look at every chunk of the thread's clock per wait).
 void DporSearch::classify_group_wait(const Runtime& rt, const StepInfo& step, std::vector<const Summary*>& forced) {
   for (; scanned_agents_ < rt.agent_count(); ++scanned_agents_) {
     const Agent& a = rt.agent(static_cast<AgentId>(scanned_agents_));
@@ -328,16 +340,21 @@ void DporSearch::classify_group_wait(const Runtime& rt, const StepInfo& step, st
       rt.agent(owner).groups[group_index(family)].covered(static_cast<std::uint32_t>(step.op.arg));
   GroupWaitJoin& j = group_waits_[std::uint64_t{step.agent} << 8 | static_cast<std::uint64_t>(group_index(family))];
   const std::vector<AgentId>& members = group_members_[owner];
+  if (j.joined.size() < members.size()) j.joined.resize(members.size(), 0);
+  group_join_.clear();
   for (std::size_t i = j.next; i < members.size(); ++i) {
     const AgentId id = members[i];
     const Agent& a = rt.agent(id);
     const bool other_family = a.op.info().group != family;
     const bool joins = !other_family && a.committed && a.async_group < waited && a.state == Agent::State::finished &&
                        id < last_event_.size() && last_event_[id] >= 0;
-    if (joins) arena_.join_into(events_[last_event_[id]], j.clock.dense);
-    if (i == j.next && (joins || (other_family && a.state == Agent::State::finished))) ++j.next;
+    if (joins && !j.joined[i]) {
+      arena_.join_into(events_[last_event_[id]], group_join_.dense);
+      j.joined[i] = 1;
+    }
+    if (i == j.next && (j.joined[i] || (other_family && a.state == Agent::State::finished))) ++j.next;
   }
-  forced.push_back(&j.clock);
+  if (!group_join_.dense.empty()) forced.push_back(&group_join_);
 }
 
 // An observer reads the phase only, and only completions change it.
@@ -352,9 +369,18 @@ void DporSearch::classify_observer(BarrierHistory& h, const StepInfo& step, Even
   e.cat = saw_complete ? Cat::obs_true : Cat::obs_false;
   if (PhaseEvents* it = h.find(q - 1)) {
     // It could have run while phase q-1 was open (it aliases then): races with the counter
-    // ops of q-1, checked before the forced ordering below covers them.
-    early.insert(early.end(), it->counters.begin(), it->counters.end());
-    forced.push_back(&it->counter_summary);
+    // ops of q-1, checked before the forced ordering below covers them. None is a race when
+    // its past already holds them all (its own arrival in q came after q-1 completed): the
+    // summary says so without a look at each (a cluster barrier's phase holds one per thread).
+    if (!own_counter_in(h, step.agent, step.op.bar->id, q) && !arena_.covered(acc_, it->counter_summary))
+      early.insert(early.end(), it->counters.begin(), it->counters.end());
+    // A blocking wait is ordered after phase q's counter ops (below), and each of those after
+    // every counter op of q-1 (they race with them, find_races joins them): joining q-1's is
+    // then a no-op that costs a look at every chunk. (Not across a re-init: phases of two
+    // incarnations share one history.)
+    const PhaseEvents* next = h.find(q);
+    if (!(saw_complete && !e.poll && next && !next->counters.empty() && h.lifecycle.size() <= 1))
+      forced.push_back(&it->counter_summary);
   }
   if (PhaseEvents* it = h.find(q)) {
     // A blocking wait cannot run before phase q completes; a poll can (it answers false
@@ -454,6 +480,11 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
         any_provisional_ = true;
       }
       arena_.add(pe.counter_summary, acc_, e);
+      // A completed phase takes no more counter ops (until a re-init, which unseals it):
+      // stored now, its waiters copy it instead of comparing it entry by entry.
+      if (e.completed) arena_.seal(pe.counter_summary);
+      if (last_counter_.size() <= e.agent) last_counter_.resize(e.agent + 1, {~0u, 0});
+      last_counter_[e.agent] = {op.bar->id, e.phase};
       seal_before(h, e.phase - 1);
       break;
     }

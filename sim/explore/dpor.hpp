@@ -63,6 +63,7 @@ class DporSearch final : public Strategy, public StepObserver {
     n_events_ = 0;
     arena_.clear();
     last_event_.clear();
+    last_counter_.clear();
     spawned_by_.clear();
     barriers_.clear();
     addresses_.clear();
@@ -225,6 +226,14 @@ class DporSearch final : public Strategy, public StepObserver {
     }
   }
 
+  // Is the agent's newest counter op one of phase q of this barrier? It ran after q-1
+  // completed and was ordered after every counter op of q-1 (they race, find_races joins
+  // them), so the agent's past holds them all. (Not across a re-init: phases of two
+  // incarnations share one history.)
+  bool own_counter_in(const BarrierHistory& h, AgentId agent, std::uint32_t bar, std::int64_t q) const {
+    return agent < last_counter_.size() && last_counter_[agent] == std::pair{bar, q} && h.lifecycle.size() <= 1;
+  }
+
   // Race earlier -> later: make sure some initial step of the reversal is in the backtrack
   // set of the node before `earlier` (source-set DPOR).
   // `later_clock`: the later event's clock as built so far (it is not stored yet).
@@ -245,9 +254,10 @@ class DporSearch final : public Strategy, public StepObserver {
   const Summary* watch_base_ = nullptr;                  // the completed phase's counter ops
   WorkClock completion_clock_;
   struct GroupWaitJoin {
-    Summary clock;         // the members a wait_group of its thread forced so far
-    std::size_t next = 0;  // the first member (of its owner's) not yet joined or passed over
+    std::vector<std::uint8_t> joined;  // per member (of its owner's): an earlier wait of the thread joined it
+    std::size_t next = 0;              // the first member not yet joined or passed over
   };
+  Summary group_join_;  // a wait_group: the members it joins that no earlier wait of its thread did
   std::unordered_map<std::uint64_t, GroupWaitJoin> group_waits_;     // by waiting thread << 8 | family
   std::unordered_map<AgentId, std::vector<AgentId>> group_members_;  // by owner, in issue order
   std::size_t scanned_agents_ = 0;                                   // agents sorted into group_members_
@@ -264,6 +274,8 @@ class DporSearch final : public Strategy, public StepObserver {
   std::vector<Group> groups_;
   std::vector<const Summary*> forced_;
   std::vector<std::int64_t> last_event_;
+  std::vector<std::pair<std::uint32_t, std::int64_t>>
+      last_counter_;                                       // per agent: (barrier id, phase) of its newest counter op
   std::unordered_map<AgentId, std::uint32_t> spawned_by_;  // a spawned agent starts with its spawner event's clock
   std::vector<BarrierHistory> barriers_;                   // by barrier id (dense, from 1)
   BarrierHistory& history(std::uint32_t id) {
