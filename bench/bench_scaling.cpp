@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   // Start-up (fibers, buffers) is paid once per check and grows with the threads; the per-step
   // figure is the marginal one: the same shape at two lengths, (t2 - t1) / (steps2 - steps1).
   fmt::print(
-      "per-step time of the exhaustive search (1 job), by threads, medians of 3; marginal: two lengths of one "
+      "per-step time of the exhaustive search (1 job), by threads, medians of 5; marginal: two lengths of one "
       "shape\n\n");
   fmt::print(
       "| shape | threads | verdict | transitions | seconds | ns per transition | marginal ns per transition |\n"
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     unsigned threads;
   };
   const std::vector<Shape> shapes{
-      {"epi-load", {{"stages", "4"}, {"tiles", "256"}}, "tiles", 160},
+      {"epi-load", {{"stages", "4"}, {"tiles", "512"}}, "tiles", 160},
       {"cluster-gemm", {{"cluster", "2x1"}, {"tiles", "4"}}, "tiles", 768},
       {"cluster-gemm", {{"cluster", "2x2"}, {"tiles", "4"}}, "tiles", 1536},
       {"cluster-gemm", {{"cluster", "4x2"}, {"tiles", "4"}}, "tiles", 3072},
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   for (const Shape& s : shapes) {
     Options longer = s.options;
     longer[s.length] = std::to_string(2 * std::stoul(s.options.at(s.length)));
-    const Run a = check(s.protocol, s.options, 3), b = check(s.protocol, longer, 3);
+    const Run a = check(s.protocol, s.options, 5), b = check(s.protocol, longer, 5);
     const double m = (b.result.stats.seconds - a.result.stats.seconds) * 1e9 /
                      static_cast<double>(b.result.stats.transitions - a.result.stats.transitions);
     std::string flags;
