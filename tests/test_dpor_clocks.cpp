@@ -54,7 +54,12 @@ TEST_CASE("working clocks, records and summaries hold what dense clocks hold", "
       Dense d(kAgents, 0);
       const ClockId like = stored.empty() || rng() % 2 ? kNoClock : stored[rng() % stored.size()].id;
       if (like != kNoClock) {
-        arena.join_raw(like, w);
+        // A copy of the record (it then knows it is one: joining, covering or storing that
+        // record is O(1), until anything changes it) or a join into an empty clock.
+        if (rng() % 2)
+          arena.assign_raw(like, w);
+        else
+          arena.join_raw(like, w);
         for (const Stored& s : stored)
           if (s.id == like) d = s.dense;
       }
@@ -103,13 +108,16 @@ TEST_CASE("working clocks, records and summaries hold what dense clocks hold", "
         }
       }
       REQUIRE(dense_of(arena, w) == d);
-      // The summary: adding, covering, joining back, before and after sealing.
-      Event e;
-      e.agent = static_cast<AgentId>(index());
-      e.seq = value() + 1;
-      arena.add(summary, w, e);
-      dense_join(summary_dense, d);
-      summary_dense[e.agent] = std::max(summary_dense[e.agent], e.seq);
+      // The summary: adding, covering, joining back, before and after sealing. Sometimes two
+      // events of one clock, as the waiters of one phase are (the second adds its own entry).
+      for (int k = 0, n = rng() % 3 == 0 ? 2 : 1; k < n; ++k) {
+        Event e;
+        e.agent = static_cast<AgentId>(index());
+        e.seq = value() + 1;
+        arena.add(summary, w, e);
+        dense_join(summary_dense, d);
+        summary_dense[e.agent] = std::max(summary_dense[e.agent], e.seq);
+      }
       if (rng() % 5 == 0) arena.seal(summary);
       WorkClock probe;
       arena.join(probe, summary);
@@ -118,11 +126,36 @@ TEST_CASE("working clocks, records and summaries hold what dense clocks hold", "
       const bool covers = std::equal(d.begin(), d.end(), summary_dense.begin(),
                                      [](std::uint32_t a, std::uint32_t b) { return a >= b; });
       CHECK(arena.covered(w, summary) == covers);
+      if (covers) {  // a summary that holds the clock: joined by copying it (when sealed)
+        WorkClock copy;
+        copy.assign(w);
+        arena.join_dominating(copy, summary);
+        REQUIRE(dense_of(arena, copy) == summary_dense);
+      }
       // Stored, and read back entry by entry.
       const ClockId id = arena.store(w, kNoAgent, 0, like);
       REQUIRE(dense_of(arena, w) == d);  // store leaves the same clock (now all stored chunks)
       for (std::size_t i = 0; i < kAgents; ++i) REQUIRE(arena.raw(id, i) == d[i]);
       if (like != kNoClock && d == stored[0].dense && like == stored[0].id) CHECK(id == like);
+      CHECK(arena.store(w, kNoAgent, 0) == id);  // w is now a copy of that record
+      // A copy changed is no longer one: storing it, joining or covering with the record see it.
+      {
+        const std::size_t i = index();
+        WorkClock changed;
+        arena.assign_raw(id, changed);
+        arena.set(changed, i, d[i] + 1);
+        Dense cd = d;
+        cd[i] = d[i] + 1;
+        arena.join_raw(id, changed);
+        REQUIRE(dense_of(arena, changed) == cd);
+        const ClockId changed_id = arena.store(changed, kNoAgent, 0, id);
+        CHECK(changed_id != id);
+        for (std::size_t j = 0; j < kAgents; ++j) REQUIRE(arena.raw(changed_id, j) == cd[j]);
+        Summary of_changed;
+        arena.add(of_changed, changed, Event{});
+        arena.seal(of_changed);
+        CHECK_FALSE(arena.covered(w, of_changed));
+      }
       stored.push_back({id, d});
       ++checked;
     }
