@@ -367,6 +367,7 @@ void DporSearch::classify_observer(BarrierHistory& h, const StepInfo& step, Even
   // with no answer): it is an observer that saw q complete.
   const bool saw_complete = step.result || !e.poll;
   e.cat = saw_complete ? Cat::obs_true : Cat::obs_false;
+  PhaseEvents* const this_phase = h.find(q);
   if (PhaseEvents* it = h.find(q - 1)) {
     // It could have run while phase q-1 was open (it aliases then): races with the counter
     // ops of q-1, checked before the forced ordering below covers them. None is a race when
@@ -376,13 +377,11 @@ void DporSearch::classify_observer(BarrierHistory& h, const StepInfo& step, Even
       early.insert(early.end(), it->counters.begin(), it->counters.end());
     // A blocking wait is ordered after phase q's counter ops (below), and each of those after
     // every counter op of q-1 (they race with them, find_races joins them): joining q-1's is
-    // then a no-op that costs a look at every chunk. (Not across a re-init: phases of two
-    // incarnations share one history.)
-    const PhaseEvents* next = h.find(q);
-    if (!(saw_complete && !e.poll && next && !next->counters.empty() && h.lifecycle.size() <= 1))
+    // then a no-op that costs a look at every chunk. (Not across a re-init.)
+    if (!(saw_complete && !e.poll && this_phase && !this_phase->counters.empty() && h.one_incarnation()))
       forced.push_back(&it->counter_summary);
   }
-  if (PhaseEvents* it = h.find(q)) {
+  if (PhaseEvents* it = this_phase) {
     // A blocking wait cannot run before phase q completes; a poll can (it answers false
     // then), and a poll that found q open reads the state the counter ops of q wrote: either
     // way it races with the counter ops of q.

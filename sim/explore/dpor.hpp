@@ -228,10 +228,9 @@ class DporSearch final : public Strategy, public StepObserver {
 
   // Is the agent's newest counter op one of phase q of this barrier? It ran after q-1
   // completed and was ordered after every counter op of q-1 (they race, find_races joins
-  // them), so the agent's past holds them all. (Not across a re-init: phases of two
-  // incarnations share one history.)
+  // them), so the agent's past holds them all. (Not across a re-init.)
   bool own_counter_in(const BarrierHistory& h, AgentId agent, std::uint32_t bar, std::int64_t q) const {
-    return agent < last_counter_.size() && last_counter_[agent] == std::pair{bar, q} && h.lifecycle.size() <= 1;
+    return agent < last_counter_.size() && last_counter_[agent] == std::pair{bar, q} && h.one_incarnation();
   }
 
   // Race earlier -> later: make sure some initial step of the reversal is in the backtrack

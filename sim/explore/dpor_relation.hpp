@@ -90,6 +90,9 @@ struct BarrierHistory {
   std::vector<std::uint32_t> live_reads;  // events that read only whether it is live
   std::vector<PhaseEvents> phases;        // phases[p + 1] for phase p (-1: before init)
   std::size_t sealed = 0;                 // phases[0, sealed) have sealed summaries
+  // Initialised at most once: its phases are of one incarnation (a re-init starts again at
+  // phase 0 in the same history, so phase q-1 and q may be of two incarnations).
+  bool one_incarnation() const { return lifecycle.size() <= 1; }
   PhaseEvents* find(std::int64_t phase) {
     const std::int64_t i = phase + 1;
     return i >= 0 && static_cast<std::size_t>(i) < phases.size() ? &phases[static_cast<std::size_t>(i)] : nullptr;
