@@ -232,7 +232,7 @@ void Runtime::count_down(const Agent& a, const MbarrierState& bar, Effect effect
   }
   if (effect == Effect::arrive || effect == Effect::arrive_expect_tx || effect == Effect::arrive_drop ||
       effect == Effect::complete_tx)
-    bi.counting.emplace_back(a.id, a.id < races_.clock(a.id).size() ? races_.now(a.id) : 0);
+    bi.counting.emplace_back(a.id, races_.entry(a.id, a.id));
   if (r.completed) {
     std::swap(bi.completions[0], bi.completions[1]);
     bi.completions[0].phase = r.phase_before;
@@ -248,11 +248,10 @@ void Runtime::count_down(const Agent& a, const MbarrierState& bar, Effect effect
 bool Runtime::surely_complete(const Agent& a, const MbarrierState& bar, std::int64_t phase) const {
   if (races_.known_phase(a.id, bar.id) >= phase) return true;  // seen complete, by a wait or poll
   if (bar.id == 0 || bar.id > n_barriers_ || !bar.is_live() || phase >= bar.phase) return false;  // not complete now
-  const std::vector<std::uint32_t>& mine = races_.clock(a.id);
   for (const BarrierInfo::Completion& c : barriers_[bar.id - 1].completions)
     if (c.phase == phase)
       return std::all_of(c.ops.begin(), c.ops.end(),
-                         [&](const auto& op) { return op.first < mine.size() && mine[op.first] >= op.second; });
+                         [&](const auto& op) { return races_.entry(a.id, op.first) >= op.second; });
   return false;
 }
 

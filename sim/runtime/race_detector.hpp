@@ -12,6 +12,7 @@
 // a thread wrote with an ordinary store, that thread's fence.proxy.async after the write.
 #pragma once
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <memory>
@@ -21,24 +22,60 @@
 #include <vector>
 
 #include "sim/runtime/ops.hpp"
+#include "sim/runtime/race_clocks.hpp"
 
 namespace mbcheck::sim {
 
-class RaceDetector {
- public:
-  struct Race {
-    AgentId first = ~0u, second = ~0u;
-    bool first_writes = false, second_writes = false;
-    std::uint32_t first_step = 0, second_step = 0;
-    std::uint32_t first_site = 0, second_site = 0;  // the accesses' source lines (Runtime::site_id; 0: unknown)
-    const void* address = nullptr;
-    bool missing_fence = false;  // ordered, but the writer never ran fence.proxy.async after it
-  };
+struct DataRace {
+  AgentId first = ~0u, second = ~0u;
+  bool first_writes = false, second_writes = false;
+  std::uint32_t first_step = 0, second_step = 0;
+  std::uint32_t first_site = 0, second_site = 0;  // the accesses' source lines (Runtime::site_id; 0: unknown)
+  const void* address = nullptr;
+  bool missing_fence = false;  // ordered, but the writer never ran fence.proxy.async after it
+};
 
-  RaceDetector() = default;
-  ~RaceDetector();  // its shadow pages go to the thread's pool (race_detector.cpp)
-  RaceDetector(const RaceDetector&) = delete;
-  RaceDetector& operator=(const RaceDetector&) = delete;
+namespace race_shadow {
+// One access: who, at which of its epochs, at which step and source line.
+struct Epoch {
+  AgentId agent = ~0u;  // ~0u: none
+  std::uint32_t clock = 0;
+  std::uint32_t step = 0;
+  std::uint32_t site = 0;  // its source line (0: unknown)
+  bool async = false;      // made by the async proxy
+};
+// Shadow state of one 4-byte word. Valid only when `generation` is the current one, so
+// a new execution starts clean without clearing memory.
+struct Word {
+  std::uint32_t generation = 0;
+  Epoch write;
+  Epoch read;                    // the last read (FastTrack's read epoch)
+  std::uint32_t more_reads = 0;  // 1-based index into shared_reads_ when reads are concurrent
+};
+constexpr std::size_t kPageWords = 1024;
+struct Page {
+  Word words[kPageWords];
+};
+// Shadow pages outlive their detector (race_detector.cpp): generations come from one counter
+// of the process, and freed pages go to a pool of the OS thread.
+std::uint32_t next_generation();   // never 0
+std::uint32_t generation_wraps();  // how often the counter wrapped (then pages are cleared)
+void clear_generations(Page& p);
+std::unique_ptr<Page> take_page();
+void pool_page(std::unique_ptr<Page> page);
+}  // namespace race_shadow
+
+// The detector over one clock representation (sim/runtime/race_clocks.hpp); RaceDetector
+// below picks one per execution.
+template <class Clock>
+class RaceDetectorCore {
+ public:
+  using Race = DataRace;
+
+  RaceDetectorCore() = default;
+  ~RaceDetectorCore();  // its shadow pages go to the thread's pool (race_detector.cpp)
+  RaceDetectorCore(const RaceDetectorCore&) = delete;
+  RaceDetectorCore& operator=(const RaceDetectorCore&) = delete;
 
   void reset(std::size_t agents);
   void add_agent(AgentId id, AgentId parent);  // a copy agent starts from its issuer's clock
@@ -47,9 +84,7 @@ class RaceDetector {
   // cp.async.mbarrier.arrive releases their writes with their clocks.
   void retire(AgentId a);
   void tick(AgentId a, std::uint64_t step) {  // a's next step begins (every step: inline)
-    VClock& c = clocks_[a];
-    if (c.size() <= a) c.resize(a + 1, 0);
-    ++c[a];
+    ++clocks_[a].at(a);
     step_[a] = static_cast<std::uint32_t>(step);
   }
   void release(AgentId a, std::uint32_t barrier, std::int64_t phase);
@@ -95,13 +130,14 @@ class RaceDetector {
   void track_init_visibility(bool on) { track_inits_ = on; }
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase);
   std::uint32_t now(AgentId a) const { return clocks_[a][a]; }  // a's current epoch
+  // Entry `of` of a's clock: the newest epoch of `of` ordered before a's present.
+  std::uint32_t entry(AgentId a, AgentId of) const { return a < clocks_.size() ? clocks_[a][of] : 0; }
   // A thread of `cta` exits (cluster shapes): its past joins the CTA's exit clock, against which
   // the runtime checks that peers' uses of the CTA's shared memory come before its end.
   void thread_exit(AgentId a, std::uint32_t cta);
   bool before_exit(std::uint32_t cta, AgentId agent, std::uint32_t clock) const {
-    return cta < exit_clocks_.size() && agent < exit_clocks_[cta].size() && exit_clocks_[cta][agent] >= clock;
+    return cta < exit_clocks_.size() && exit_clocks_[cta][agent] >= clock;
   }
-  const std::vector<std::uint32_t>& clock(AgentId a) const { return clocks_[a]; }
   // Records an access (`async`: by the async proxy, i.e. a bulk copy or store); returns the
   // first race it completes.
   // `site` names the access's source line (an id the runtime keeps; 0: unknown).
@@ -109,7 +145,11 @@ class RaceDetector {
                              std::uint32_t site = 0);
 
  private:
-  using VClock = std::vector<std::uint32_t>;
+  using VClock = Clock;
+  using Epoch = race_shadow::Epoch;
+  using Word = race_shadow::Word;
+  using Page = race_shadow::Page;
+  static constexpr std::size_t kPageWords = race_shadow::kPageWords;
   // Knowledge, joined along every happens-before edge as the clocks are; index: the barrier's
   // knowledge slot (knowledge_slot).
   // Per barrier the newest phase known complete, as one ordered key (incarnation, phase), so
@@ -137,31 +177,8 @@ class RaceDetector {
     std::size_t capacity() const { return phase.capacity() + init.capacity(); }
   };
   static void join_knowledge(Knowledge& into, const Knowledge& from);
-  struct Epoch {
-    AgentId agent = ~0u;  // ~0u: none
-    std::uint32_t clock = 0;
-    std::uint32_t step = 0;
-    std::uint32_t site = 0;  // its source line (0: unknown)
-    bool async = false;      // made by the async proxy
-  };
-  // Shadow state of one 4-byte word. Valid only when `generation` is the current one, so
-  // a new execution starts clean without clearing memory.
-  struct Word {
-    std::uint32_t generation = 0;
-    Epoch write;
-    Epoch read;                    // the last read (FastTrack's read epoch)
-    std::uint32_t more_reads = 0;  // 1-based index into shared_reads_ when reads are concurrent
-  };
-  static constexpr std::size_t kPageWords = 1024;
-  struct Page {
-    Word words[kPageWords];
-  };
-  bool ordered(const Epoch& e, AgentId a) const {
-    return e.agent == ~0u || (e.agent < clocks_[a].size() && clocks_[a][e.agent] >= e.clock);
-  }
+  bool ordered(const Epoch& e, AgentId a) const { return e.agent == ~0u || clocks_[a][e.agent] >= e.clock; }
   Page& page(std::uintptr_t page_index);
-  struct PagePool;
-  std::unique_ptr<Page> new_page();
   VClock& released_clock(std::uint32_t barrier, std::int64_t phase);
 
   std::vector<VClock> clocks_;
@@ -221,6 +238,125 @@ class RaceDetector {
   std::vector<std::vector<VClock>> groups_done_[kGroupKinds];
   std::vector<VClock> done_uncommitted_[kGroupKinds];  // per family and owner: done before their commit
   std::vector<VClock> exit_clocks_;                    // per CTA: the join of its exited threads' clocks
+};
+
+}  // namespace mbcheck::sim
+
+namespace mbcheck::sim {
+
+// The race detector of a runtime. Each execution picks its clocks at reset, by its thread
+// count: dense below kChunkedFromThreads (a fuzzing run's 14 agents join in a few vector
+// instructions), chunks shared copy-on-write from there (cluster shapes of thousands of
+// threads, whose dense clocks made each acquire and release a pass over every agent).
+class RaceDetector {
+  // Runs f on the detector this execution uses (defined first: its return type is deduced).
+  template <class F>
+  decltype(auto) with(F&& f) {
+    if (chunked_) return f(shared_);
+    return f(dense_);
+  }
+  template <class F>
+  decltype(auto) with(F&& f) const {
+    if (chunked_) return f(shared_);
+    return f(dense_);
+  }
+
+ public:
+  using Race = DataRace;
+  static constexpr std::size_t kChunkedFromThreads = 512;
+
+  void reset(std::size_t agents) {
+    chunked_ = agents >= chunked_from_threads().load(std::memory_order_relaxed);
+    with([&](auto& d) { d.reset(agents); });
+  }
+  // The thread count from which executions use chunks, for the whole process: tests and the
+  // differential soak set it (0: always, SIZE_MAX: never) to run one program both ways.
+  static std::atomic<std::size_t>& chunked_from_threads() {
+    static std::atomic<std::size_t> threads{kChunkedFromThreads};
+    return threads;
+  }
+  bool chunked() const { return chunked_; }  // this execution's
+
+  void add_agent(AgentId id, AgentId parent) {
+    with([&](auto& d) { d.add_agent(id, parent); });
+  }
+  void retire(AgentId a) {
+    with([&](auto& d) { d.retire(a); });
+  }
+  void tick(AgentId a, std::uint64_t step) {
+    if (chunked_)
+      shared_.tick(a, step);
+    else
+      dense_.tick(a, step);
+  }
+  void release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+    with([&](auto& d) { d.release(a, barrier, phase); });
+  }
+  void release_own(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+    with([&](auto& d) { d.release_own(a, barrier, phase); });
+  }
+  void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+    with([&](auto& d) { d.acquire(a, barrier, phase); });
+  }
+  void block_arrive(AgentId a, std::uint32_t key) {
+    with([&](auto& d) { d.block_arrive(a, key); });
+  }
+  void join_all(const std::vector<AgentId>& agents, std::uint32_t key) {
+    with([&](auto& d) { d.join_all(agents, key); });
+  }
+  void fence_async(AgentId a) {
+    with([&](auto& d) { d.fence_async(a); });
+  }
+  void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group) {
+    with([&](auto& d) { d.group_member_done(member, owner, kind, group); });
+  }
+  void acquire_groups(AgentId waiter, AgentId owner, GroupKind kind, std::uint32_t groups) {
+    with([&](auto& d) { d.acquire_groups(waiter, owner, kind, groups); });
+  }
+  void commit_group(AgentId owner, GroupKind kind, std::uint32_t group) {
+    with([&](auto& d) { d.commit_group(owner, kind, group); });
+  }
+  std::int64_t known_phase(AgentId a, std::uint32_t barrier) const {
+    return with([&](const auto& d) { return d.known_phase(a, barrier); });
+  }
+  void barrier_init(std::uint32_t barrier, AgentId by, bool hidden = false) {
+    with([&](auto& d) { d.barrier_init(barrier, by, hidden); });
+  }
+  void fence_inits(AgentId a) {
+    with([&](auto& d) { d.fence_inits(a); });
+  }
+  bool init_visible(AgentId a, std::uint32_t barrier) const {
+    return with([&](const auto& d) { return d.init_visible(a, barrier); });
+  }
+  void track_init_visibility(bool on) {
+    dense_.track_init_visibility(on);
+    shared_.track_init_visibility(on);
+  }
+  void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+    with([&](auto& d) { d.release_knowledge(a, barrier, phase); });
+  }
+  std::uint32_t now(AgentId a) const {
+    return with([&](const auto& d) { return d.now(a); });
+  }
+  std::uint32_t entry(AgentId a, AgentId of) const {
+    return with([&](const auto& d) { return d.entry(a, of); });
+  }
+  void thread_exit(AgentId a, std::uint32_t cta) {
+    with([&](auto& d) { d.thread_exit(a, cta); });
+  }
+  bool before_exit(std::uint32_t cta, AgentId agent, std::uint32_t clock) const {
+    return with([&](const auto& d) { return d.before_exit(cta, agent, clock); });
+  }
+  std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write, bool async = false,
+                             std::uint32_t site = 0) {
+    return with([&](auto& d) { return d.access(a, addr, bytes, write, async, site); });
+  }
+
+ private:
+  bool chunked_ = false;
+
+  RaceDetectorCore<DenseClock> dense_;
+  RaceDetectorCore<SharedClock> shared_;
 };
 
 }  // namespace mbcheck::sim

@@ -1,0 +1,388 @@
+// The race detector's definitions, over either clock representation: included by the two
+// files that build it, race_detector.cpp (DenseClock) and race_detector_chunked.cpp
+// (SharedClock). Two translation units, so that each keeps the inlining of one.
+#pragma once
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/runtime/race_detector.hpp"
+
+namespace mbcheck::sim {
+
+template <class Clock>
+void RaceDetectorCore<Clock>::join_knowledge(Knowledge& into, const Knowledge& from) {
+  if (&into == &from) return;
+  const std::size_t n = from.phase.size();
+  if (into.phase.size() < n) into.phase.resize(n, 0);
+  std::uint64_t* __restrict to = into.phase.data();  // (AVX2 has no unsigned 64-bit max: scalar)
+  const std::uint64_t* __restrict source = from.phase.data();
+  for (std::size_t b = 0; b < n; ++b) to[b] = std::max(to[b], source[b]);
+  if (from.init.empty()) return;
+  if (into.init.size() < from.init.size()) into.init.resize(from.init.size());
+  for (std::size_t b = 0; b < from.init.size(); ++b)
+    into.init[b].visible = std::max(into.init[b].visible, from.init[b].visible);
+}
+
+template <class Clock>
+std::uint32_t RaceDetectorCore<Clock>::knowledge_slot(std::uint32_t barrier) {
+  if (slot_of_.size() <= barrier) slot_of_.resize(barrier + 1, kNoSlot);
+  if (slot_of_[barrier] == kNoSlot) slot_of_[barrier] = slots_++;
+  return slot_of_[barrier];
+}
+
+template <class Clock>
+typename RaceDetectorCore<Clock>::Knowledge& RaceDetectorCore<Clock>::knowledge(AgentId a) {
+  if (known_.size() <= a) known_.resize(a + 1);
+  return known_[a];
+}
+
+template <class Clock>
+std::uint32_t RaceDetectorCore<Clock>::incarnation(std::uint32_t barrier) const {
+  return barrier < incarnation_.size() ? incarnation_[barrier] : 0;
+}
+
+template <class Clock>
+std::int64_t RaceDetectorCore<Clock>::known_phase(AgentId a, std::uint32_t barrier) const {
+  if (is_hidden(barrier))
+    throw std::logic_error("mbcheck: known_phase of a hidden counter, of which no knowledge is kept");
+  const std::uint32_t slot = slot_if_any(barrier);
+  if (a >= known_.size() || slot >= known_[a].phase.size()) return -1;  // (kNoSlot: nothing learnt of it)
+  const std::uint64_t k = known_[a].phase[slot];
+  return key_incarnation(k) == incarnation(barrier) ? key_phase(k) : -1;
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::barrier_init(std::uint32_t barrier, AgentId by, bool hidden) {
+  if (incarnation_.size() <= barrier) incarnation_.resize(barrier + 1, 0);
+  if (init_by_.size() <= barrier) init_by_.resize(barrier + 1, ~0u);
+  if (hidden_.size() <= barrier) hidden_.resize(barrier + 1, 0);
+  ++incarnation_[barrier];
+  init_by_[barrier] = by;
+  hidden_[barrier] = hidden;
+  if (!track_inits_ || hidden) return;
+  Knowledge& k = knowledge(by);  // the initialiser knows its init from here on
+  const std::uint32_t slot = knowledge_slot(barrier);
+  if (k.init.size() <= slot) k.init.resize(slot + 1);
+  k.init[slot].visible = incarnation_[barrier];
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::fence_inits(AgentId a) {
+  if (!track_inits_) return;
+  Knowledge& mine = knowledge(a);
+  for (std::uint32_t b = 0; b < init_by_.size(); ++b) {
+    if (init_by_[b] != a || hidden_[b]) continue;
+    const std::uint32_t slot = knowledge_slot(b);
+    if (mine.init.size() <= slot) mine.init.resize(slot + 1);
+    mine.init[slot].fenced = incarnation_[b];
+  }
+}
+
+template <class Clock>
+bool RaceDetectorCore<Clock>::init_visible(AgentId a, std::uint32_t barrier) const {
+  if (!track_inits_) return true;  // no peer CTA can use it
+  const std::uint32_t slot = slot_if_any(barrier);
+  return a < known_.size() && slot < known_[a].init.size() && known_[a].init[slot].visible == incarnation(barrier);
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  Knowledge& into = released_knowledge(barrier, phase);
+  const Knowledge& from = knowledge(a);
+  if (into.init.size() < from.init.size()) into.init.resize(from.init.size());
+  for (std::size_t b = 0; b < from.init.size(); ++b)
+    into.init[b].visible = std::max(into.init[b].visible, from.init[b].fenced);
+}
+
+template <class Clock>
+RaceDetectorCore<Clock>::~RaceDetectorCore() {
+  for (auto& [index, page] : pages_) race_shadow::pool_page(std::move(page));
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::reset(std::size_t agents) {
+  // Every buffer is emptied, not freed: a fuzzing campaign runs the same shape again and
+  // again, and allocating them anew was a tenth of a step's cost. The per-barrier tables keep
+  // their length (zeros: nothing known), not grown again entry by entry in every run.
+  for (std::size_t a = agents; a < clocks_.size(); ++a) spare(a);  // the last execution's copies
+  for (auto& k : known_) k.clear();
+  known_.resize(agents);
+  std::fill(incarnation_.begin(), incarnation_.end(), 0);
+  std::fill(init_by_.begin(), init_by_.end(), ~0u);
+  std::fill(hidden_.begin(), hidden_.end(), 0);  // kept at their length: no resize per execution
+  std::fill(slot_of_.begin(), slot_of_.end(), kNoSlot);
+  slots_ = 0;
+  clocks_.resize(agents);
+  step_.assign(agents, 0);
+  for (std::size_t a = 0; a < agents; ++a) {
+    clocks_[a].reset(agents, a, 1);
+  }
+  for (Released& r : released_) {
+    for (int s = 0; s < kSlots; ++s) {
+      r.phase[s] = INT64_MIN;
+      r.clock[s].clear();
+      r.known[s].clear();
+    }
+  }
+  shared_reads_.clear();
+  fenced_.assign(agents, 0);
+  for (VClock& c : exit_clocks_) c.clear();
+  for (auto& [clock, known] : block_arrivals_) {
+    clock.clear();
+    known.clear();
+  }
+  for (std::size_t k = 0; k < kGroupKinds; ++k) {
+    for (auto& groups : groups_done_[k]) groups.clear();
+    groups_done_[k].resize(agents);
+    for (auto& pending : done_uncommitted_[k]) pending.clear();
+    done_uncommitted_[k].resize(agents);
+  }
+  // Every shadow word of the last execution is now stale.
+  generation_ = race_shadow::next_generation();
+  if (const std::uint32_t wraps = race_shadow::generation_wraps(); wraps != wraps_seen_) {
+    for (auto& [index, page] : pages_) race_shadow::clear_generations(*page);
+    wraps_seen_ = wraps;
+  }
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::spare(AgentId a) {
+  if (clocks_[a].has_storage()) {
+    clocks_[a].clear();
+    spare_clocks_.push_back(std::move(clocks_[a]));
+    clocks_[a] = VClock();
+  }
+  if (a < known_.size() && known_[a].capacity()) {
+    known_[a].clear();
+    spare_knowledge_.push_back(std::move(known_[a]));
+    known_[a] = Knowledge();
+  }
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::add_agent(AgentId id, AgentId parent) {
+  if (clocks_.size() <= id) {
+    clocks_.resize(id + 1);
+    step_.resize(id + 1, 0);
+  }
+  if (known_.size() <= id) known_.resize(id + 1);
+  // A retired copy's buffers are taken first: a copy a stage costs no allocation.
+  if (!clocks_[id].has_storage() && !spare_clocks_.empty()) {
+    clocks_[id] = std::move(spare_clocks_.back());
+    spare_clocks_.pop_back();
+  }
+  if (known_[id].capacity() == 0 && !spare_knowledge_.empty()) {
+    known_[id] = std::move(spare_knowledge_.back());
+    spare_knowledge_.pop_back();
+  }
+  known_[id] = known_[parent];
+  clocks_[id] = clocks_[parent];
+  clocks_[id].at(id) = 1;
+  step_[id] = step_[parent];
+  ++clocks_[parent].at(parent);  // the issuer's later accesses are not ordered before the copy
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::thread_exit(AgentId a, std::uint32_t cta) {
+  if (exit_clocks_.size() <= cta) exit_clocks_.resize(cta + 1);
+  exit_clocks_[cta].join(clocks_[a], clocks_.size());
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::retire(AgentId a) {
+  // Its buffers go back to the spares (so memory stays in proportion to the live agents).
+  spare(a);
+}
+
+template <class Clock>
+Clock& RaceDetectorCore<Clock>::released_clock(std::uint32_t barrier, std::int64_t phase) {
+  if (released_.size() <= barrier) released_.resize(barrier + 1);
+  Released& r = released_[barrier];
+  int slot = r.slot_of(phase);
+  if (slot < 0) {
+    slot = 0;  // reuse the oldest phase's slot
+    for (int s = 1; s < kSlots; ++s)
+      if (r.phase[s] < r.phase[slot]) slot = s;
+    r.phase[slot] = phase;
+    r.clock[slot].clear();
+    r.known[slot].clear();
+  }
+  return r.clock[slot];
+}
+
+template <class Clock>
+typename RaceDetectorCore<Clock>::Knowledge& RaceDetectorCore<Clock>::released_knowledge(std::uint32_t barrier,
+                                                                                         std::int64_t phase) {
+  released_clock(barrier, phase);  // finds (or makes) the phase's slot
+  Released& r = released_[barrier];
+  return r.known[r.slot_of(phase)];
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  VClock& clock = released_clock(barrier, phase);  // finds (or makes) the phase's slot, once
+  Released& r = released_[barrier];
+  join_knowledge(r.known[&clock - r.clock], knowledge(a));
+  clock.join(clocks_[a], clocks_.size());
+  ++clocks_[a].at(a);  // what a does next is not covered by this release
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::release_own(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  auto& into = released_clock(barrier, phase);
+  into.raise(a, clocks_[a][a]);
+  ++clocks_[a].at(a);
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+  // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
+  if (!is_hidden(barrier)) {
+    Knowledge& mine = knowledge(a);
+    const std::uint32_t slot = knowledge_slot(barrier);
+    if (mine.phase.size() <= slot) mine.phase.resize(slot + 1, 0);
+    const std::uint32_t now = incarnation(barrier);
+    mine.phase[slot] = std::max(mine.phase[slot], phase_key(now, phase));  // mine is of no newer incarnation
+  }
+  if (released_.size() <= barrier) return;
+  const Released& r = released_[barrier];
+  if (const int slot = r.slot_of(phase); slot >= 0) {
+    clocks_[a].join(r.clock[slot], clocks_.size());
+    join_knowledge(known_[a], r.known[slot]);
+  }
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::block_arrive(AgentId a, std::uint32_t key) {
+  if (block_arrivals_.size() <= key) block_arrivals_.resize(key + 1);
+  block_arrivals_[key].first.join(clocks_[a], clocks_.size());
+  join_knowledge(block_arrivals_[key].second, knowledge(a));
+  ++clocks_[a].at(a);  // what a does next is not covered by this arrival
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::join_all(const std::vector<AgentId>& agents, std::uint32_t key) {
+  // The generation's bar.arrive arrivals, if any, then every waiter (buffers kept: a sync
+  // allocates nothing).
+  VClock& all = sync_clock_;
+  Knowledge& known = sync_known_;
+  all.clear();
+  known.clear();
+  if (key < block_arrivals_.size()) {
+    all.swap(block_arrivals_[key].first);
+    std::swap(known, block_arrivals_[key].second);
+    block_arrivals_[key].first.clear();
+    block_arrivals_[key].second.clear();
+  }
+  for (AgentId a : agents) {
+    all.join(clocks_[a], clocks_.size());
+    join_knowledge(known, known_[a]);
+  }
+  for (AgentId a : agents) {
+    join_knowledge(known_[a], known);
+    clocks_[a].join(all, clocks_.size());
+    ++clocks_[a].at(a);
+  }
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::fence_async(AgentId a) {
+  if (fenced_.size() <= a) fenced_.resize(a + 1, 0);
+  fenced_[a] = clocks_[a][a];
+  ++clocks_[a].at(a);  // writes after the fence are not covered by it
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::group_member_done(AgentId member, AgentId issuer, GroupKind kind, std::uint32_t group) {
+  const std::size_t k = group_index(kind);
+  if (group == ~0u) {
+    auto& pending = done_uncommitted_[k];
+    if (pending.size() <= issuer) pending.resize(issuer + 1);
+    pending[issuer].join(clocks_[member], clocks_.size());
+    return;
+  }
+  auto& all = groups_done_[k];
+  if (all.size() <= issuer) all.resize(issuer + 1);
+  if (all[issuer].size() <= group) all[issuer].resize(group + 1);
+  all[issuer][group].join(clocks_[member], clocks_.size());
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::commit_group(AgentId issuer, GroupKind kind, std::uint32_t group) {
+  const std::size_t k = group_index(kind);
+  auto& pending = done_uncommitted_[k];
+  if (issuer >= pending.size() || pending[issuer].empty()) return;
+  auto& all = groups_done_[k];
+  if (all.size() <= issuer) all.resize(issuer + 1);
+  if (all[issuer].size() <= group) all[issuer].resize(group + 1);
+  all[issuer][group].join(pending[issuer], clocks_.size());
+  pending[issuer].clear();
+}
+
+template <class Clock>
+void RaceDetectorCore<Clock>::acquire_groups(AgentId waiter, AgentId owner, GroupKind kind, std::uint32_t groups) {
+  const auto& all = groups_done_[group_index(kind)];
+  if (owner >= all.size()) return;
+  for (std::uint32_t g = 0; g < groups && g < all[owner].size(); ++g)
+    clocks_[waiter].join(all[owner][g], clocks_.size());
+}
+
+template <class Clock>
+race_shadow::Page& RaceDetectorCore<Clock>::page(std::uintptr_t page_index) {
+  if (page_index != cached_page_) {
+    auto& slot = pages_[page_index];
+    if (!slot) slot = race_shadow::take_page();
+    cached_page_ = page_index;
+    cached_ = slot.get();
+  }
+  return *cached_;
+}
+
+template <class Clock>
+std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* addr, std::size_t bytes, bool write,
+                                                        bool async, std::uint32_t site) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(addr) / 4;
+  const auto end = (reinterpret_cast<std::uintptr_t>(addr) + bytes + 3) / 4;
+  const Epoch now{a, clocks_[a][a], step_[a], site, async};
+  std::optional<Race> found;
+  auto report = [&](const Epoch& e, bool e_writes, std::uintptr_t w) {
+    if (!found)
+      found = Race{e.agent, a, e_writes, write, e.step, now.step, e.site, site, reinterpret_cast<const void*>(w * 4)};
+  };
+  Page* pg = nullptr;
+  for (std::uintptr_t w = begin; w < end; ++w) {
+    if (!pg || w % kPageWords == 0) pg = &page(w / kPageWords);
+    Word& s = pg->words[w % kPageWords];
+    if (s.generation != generation_) s = Word{generation_, {}, {}, 0};
+    if (s.write.agent != a && !ordered(s.write, a)) report(s.write, true, w);
+    // The async proxy reading what a thread stored: that thread must have fenced since.
+    if (async && !write && s.write.agent != ~0u && !s.write.async && !found &&
+        (s.write.agent >= fenced_.size() || fenced_[s.write.agent] < s.write.clock)) {
+      report(s.write, true, w);
+      found->missing_fence = true;
+    }
+    if (write) {
+      if (s.read.agent != a && !ordered(s.read, a)) report(s.read, false, w);
+      if (s.more_reads)
+        for (const Epoch& r : shared_reads_[s.more_reads - 1])
+          if (r.agent != a && !ordered(r, a)) report(r, false, w);
+      s.write = now;
+      s.read = Epoch{};
+      s.more_reads = 0;
+    } else if (s.read.agent == ~0u || s.read.agent == a || ordered(s.read, a)) {
+      s.read = now;  // the earlier read happens before this one: it need not be kept
+    } else {
+      // Concurrent readers: keep them all (rare in pipelines: one reader per word).
+      if (!s.more_reads) {
+        shared_reads_.emplace_back();
+        s.more_reads = static_cast<std::uint32_t>(shared_reads_.size());
+      }
+      shared_reads_[s.more_reads - 1].push_back(s.read);
+      s.read = now;
+    }
+  }
+  return found;
+}
+
+}  // namespace mbcheck::sim
