@@ -94,7 +94,8 @@ TEST_CASE("DPOR agrees with the reference enumerator: generated programs 4001-50
 // Fuzzing held to the same reference (tests/differential/fuzz_compare.hpp): 40 random and
 // 40 PCT runs per program. No run may report a bug kind the reference does not find, or
 // complete with an outcome it never reaches; every bug a schedule without preemption reaches
-// is found within those 80 runs (the soak: 20,000 programs, 0 missed).
+// is found within those 80 runs (the soak, whose millions of programs include a few found only
+// by fuzz_compare's late runs: tests/differential/fuzz_compare.hpp).
 TEST_CASE("fuzzing agrees with the reference enumerator: generated programs 5001-6000", "[fuzz][reference]") {
   std::uint64_t false_alarms = 0, unknown = 0, depth1 = 0, depth1_missed = 0, runs = 0;
   for (std::uint64_t seed = 5001; seed <= 6000; ++seed) {
@@ -106,8 +107,8 @@ TEST_CASE("fuzzing agrees with the reference enumerator: generated programs 5001
     false_alarms += f.false_alarms;
     unknown += f.unknown_outcomes;
     depth1 += f.depth1;
-    depth1_missed += f.depth1 && !f.found;
-    if (!f.why.empty() || (f.depth1 && !f.found))
+    depth1_missed += f.depth1 && (!f.found || f.late_runs);
+    if (!f.why.empty() || (f.depth1 && (!f.found || f.late_runs)))
       UNSCOPED_INFO("program " << seed << ": " << (f.why.empty() ? "a depth-1 bug not found" : f.why) << "\n"
                                << describe(p));
   }

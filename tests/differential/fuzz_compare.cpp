@@ -60,6 +60,14 @@ FuzzComparison fuzz_compare(const DiffProgram& p, const ReferenceResult& referen
     sim::PctStrategy s(sim::run_seed(seed, i), 2, steps_estimate);
     judge(rt.execute(prog, s, limits), "pct", i);
   }
+  if (f.depth1 && !f.found) {
+    const std::uint64_t budget = f.runs;
+    for (std::uint64_t i = 0; i < kLateRuns && !f.found; ++i) {
+      sim::PctStrategy s(sim::run_seed(seed, budget + i), 1, steps_estimate);
+      judge(rt.execute(prog, s, limits), "late pct", budget + i);
+      if (f.found) f.late_runs = i + 1;
+    }
+  }
   return f;
 }
 

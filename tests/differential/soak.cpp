@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   Coverage coverage, kinds;
   std::uint64_t disagreements = 0, incomplete = 0, reference_incomplete = 0, bugs = 0, executions = 0, states = 0;
   std::uint64_t fuzz_total = 0, fuzz_bug_runs = 0, fuzz_false = 0, fuzz_unknown = 0, fuzz_step_limited = 0;
-  std::uint64_t depth1 = 0, depth1_missed = 0, depth1_random_missed = 0, deeper = 0, deeper_found = 0;
+  std::uint64_t depth1 = 0, depth1_missed = 0, depth1_late = 0, depth1_random_missed = 0, deeper = 0, deeper_found = 0;
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t k = 0; k < programs; ++k) {
     const auto program_start = std::chrono::steady_clock::now();
@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
       if (f.depth1) {
         ++depth1;
         depth1_missed += !f.found;
+        depth1_late += f.late_runs != 0;
         depth1_random_missed += !f.first_random_bug;
       } else if (c.reference.bug) {
         ++deeper;
@@ -133,10 +134,13 @@ int main(int argc, char** argv) {
       }
       if (!f.why.empty() || (f.depth1 && !f.found))
         fmt::print("FUZZ on program {}: {}\n{}\n", seed + k,
-                   f.why.empty()
-                       ? fmt::format("a depth-1 bug not found in {} random and {} PCT runs", fuzz_runs, fuzz_runs)
-                       : f.why,
+                   f.why.empty() ? fmt::format("a depth-1 bug not found in {} random, {} PCT and {} late PCT runs",
+                                               fuzz_runs, fuzz_runs, kLateRuns)
+                                 : f.why,
                    describe(p));
+      else if (f.late_runs)
+        fmt::print("late: program {}'s depth-1 bug found by late PCT run {} (missed by {} + {} runs)\n", seed + k,
+                   f.late_runs, fuzz_runs, fuzz_runs);
     }
     if ((k + 1) % 10000 == 0)
       fmt::print(stderr, "{} programs, {} disagreements, {:.0f} s\n", k + 1, disagreements,
@@ -155,9 +159,9 @@ int main(int argc, char** argv) {
     fmt::print(
         "fuzzing: {} runs ({} random + {} PCT per program), {} with a bug, {} step-limited; {} false alarms, {} "
         "outcomes the reference never reaches; depth-1 bugs (a schedule without preemption reaches them): {} "
-        "programs, {} missed by the {} + {} runs ({} missed by the random runs alone); deeper bugs: {} programs, {} "
-        "found\n",
+        "programs, {} missed ({} found only by the late depth-1 PCT runs, {} missed by the random runs alone); "
+        "deeper bugs: {} programs, {} found\n",
         fuzz_total, fuzz_runs, fuzz_runs, fuzz_bug_runs, fuzz_step_limited, fuzz_false, fuzz_unknown, depth1,
-        depth1_missed, fuzz_runs, fuzz_runs, depth1_random_missed, deeper, deeper_found);
+        depth1_missed, depth1_late, depth1_random_missed, deeper, deeper_found);
   return disagreements || fuzz_false || fuzz_unknown || depth1_missed ? 1 : 0;
 }
