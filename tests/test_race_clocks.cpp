@@ -96,7 +96,7 @@ TEST_CASE("dense clocks read what plain vectors read", "[runtime][clocks]") {
   for (std::uint32_t seed = 1; seed <= 4; ++seed) run_random_operations<DenseClock>(seed);
 }
 
-TEST_CASE("chunks shared copy-on-write read what dense clocks read", "[runtime][clocks]") {
+TEST_CASE("chunks shared copy-on-write read what plain vectors read", "[runtime][clocks]") {
   for (std::uint32_t seed = 1; seed <= 12; ++seed) run_random_operations<SharedClock>(seed);
 }
 
