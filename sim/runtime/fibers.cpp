@@ -12,9 +12,7 @@
 
 namespace mbcheck::sim {
 
-namespace {
-thread_local Runtime* tl_runtime = nullptr;
-}
+constinit thread_local Runtime* runtime_detail::current_runtime = nullptr;
 
 // The boost::fibers scheduling algorithm of one OS thread. It keeps no ready queue: the
 // runtime decides which context runs next. A step's switch resumes that context directly
@@ -31,7 +29,7 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
     } else if (ctx->is_context(boost::fibers::type::dispatcher_context)) {
       dispatcher_ = ctx;
       dispatcher_ready_ = true;
-    } else if (Runtime* rt = tl_runtime; rt && rt->newborn_ != kNoAgent) {
+    } else if (Runtime* rt = runtime_detail::current_runtime; rt && rt->newborn_ != kNoAgent) {
       Agent& a = *rt->agent_at_[rt->newborn_];
       if (a.ctx == nullptr) a.ctx = ctx;
     }
@@ -41,15 +39,16 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
     boost::fibers::context* next = choose_next();
     if (next == main_)
       asan_fibers::announce_thread_stack();
-    else if (tl_runtime)
-      tl_runtime->announce_switch(next);  // a thread's fiber, or Boost's dispatcher (stack unknown)
+    else if (runtime_detail::current_runtime)
+      runtime_detail::current_runtime->announce_switch(
+          next);  // a thread's fiber, or Boost's dispatcher (stack unknown)
     else
       asan_fibers::start_switch(nullptr, 0);
     return next;
   }
 
   bool has_ready_fibers() const noexcept override {
-    Runtime* rt = tl_runtime;
+    Runtime* rt = runtime_detail::current_runtime;
     return (rt && rt->next_ctx_) || main_ready_ || dispatcher_ready_;
   }
   // Nothing here ever waits on time or on other threads.
@@ -60,7 +59,7 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
 
  private:
   boost::fibers::context* choose_next() noexcept {
-    if (Runtime* rt = tl_runtime; rt && rt->next_ctx_) {
+    if (Runtime* rt = runtime_detail::current_runtime; rt && rt->next_ctx_) {
       boost::fibers::context* next = rt->next_ctx_;
       rt->next_ctx_ = nullptr;
       if (next == main_) main_ready_ = false;
@@ -215,11 +214,10 @@ void Runtime::fiber_loop(std::uint32_t slot) {
   }
 }
 
-Runtime& Runtime::current() { return *tl_runtime; }
-Runtime* Runtime::current_or_null() { return tl_runtime; }
-
-Runtime::MakeCurrent::MakeCurrent(Runtime* rt) : outer(tl_runtime) { tl_runtime = rt; }
-Runtime::MakeCurrent::~MakeCurrent() { tl_runtime = outer; }
+Runtime::MakeCurrent::MakeCurrent(Runtime* rt) : outer(runtime_detail::current_runtime) {
+  runtime_detail::current_runtime = rt;
+}
+Runtime::MakeCurrent::~MakeCurrent() { runtime_detail::current_runtime = outer; }
 
 void Runtime::prepare_fibers(std::size_t stack_bytes) {
   install_scheduler();

@@ -154,6 +154,13 @@ struct Agent {
 #endif
 }
 
+class Runtime;
+namespace runtime_detail {
+// The runtime of the calling OS thread while an execution runs (a fiber never changes OS
+// thread). Read inline by every Platform call: constinit, so no TLS wrapper call.
+extern constinit thread_local Runtime* current_runtime;
+}  // namespace runtime_detail
+
 class Runtime {
  public:
   Runtime();
@@ -167,8 +174,8 @@ class Runtime {
   Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {}, StepObserver* observer = nullptr);
 
   // The runtime of the calling OS thread, while an execution runs.
-  static Runtime& current();
-  static Runtime* current_or_null();  // none outside an execution
+  static Runtime& current() { return *runtime_detail::current_runtime; }
+  static Runtime* current_or_null() { return runtime_detail::current_runtime; }  // none outside an execution
 
   // --- for strategies --------------------------------------------------------------------
   const std::vector<AgentId>& enabled() const { return enabled_; }
