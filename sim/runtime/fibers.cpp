@@ -29,7 +29,7 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
     } else if (ctx->is_context(boost::fibers::type::dispatcher_context)) {
       dispatcher_ = ctx;
       dispatcher_ready_ = true;
-    } else if (Runtime* rt = runtime_detail::current_runtime; rt && rt->newborn_ != kNoAgent) {
+    } else if (Runtime* rt = Runtime::current_or_null(); rt && rt->newborn_ != kNoAgent) {
       Agent& a = *rt->agent_at_[rt->newborn_];
       if (a.ctx == nullptr) a.ctx = ctx;
     }
@@ -39,16 +39,15 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
     boost::fibers::context* next = choose_next();
     if (next == main_)
       asan_fibers::announce_thread_stack();
-    else if (runtime_detail::current_runtime)
-      runtime_detail::current_runtime->announce_switch(
-          next);  // a thread's fiber, or Boost's dispatcher (stack unknown)
+    else if (Runtime* rt = Runtime::current_or_null())
+      rt->announce_switch(next);  // a thread's fiber, or Boost's dispatcher (stack unknown)
     else
       asan_fibers::start_switch(nullptr, 0);
     return next;
   }
 
   bool has_ready_fibers() const noexcept override {
-    Runtime* rt = runtime_detail::current_runtime;
+    Runtime* rt = Runtime::current_or_null();
     return (rt && rt->next_ctx_) || main_ready_ || dispatcher_ready_;
   }
   // Nothing here ever waits on time or on other threads.
@@ -59,7 +58,7 @@ class StrategyScheduler final : public boost::fibers::algo::algorithm {
 
  private:
   boost::fibers::context* choose_next() noexcept {
-    if (Runtime* rt = runtime_detail::current_runtime; rt && rt->next_ctx_) {
+    if (Runtime* rt = Runtime::current_or_null(); rt && rt->next_ctx_) {
       boost::fibers::context* next = rt->next_ctx_;
       rt->next_ctx_ = nullptr;
       if (next == main_) main_ready_ = false;

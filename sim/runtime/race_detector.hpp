@@ -284,10 +284,7 @@ class RaceDetector {
     with([&](auto& d) { d.retire(a); });
   }
   void tick(AgentId a, std::uint64_t step) {
-    if (chunked_)
-      shared_.tick(a, step);
-    else
-      dense_.tick(a, step);
+    with([&](auto& d) { d.tick(a, step); });
   }
   void release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
     with([&](auto& d) { d.release(a, barrier, phase); });
