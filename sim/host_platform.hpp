@@ -9,7 +9,9 @@ namespace mbcheck::sim {
 
 // Every instruction takes the protocol's call site last (the Platform
 // contract's CallSite), so each step of a report names the source line that
-// made it.
+// made it. By reference: a by-value CallSite is copied in 16-byte loads from
+// the caller's narrower stores, which stalls store forwarding (Runtime::at
+// copies it field by field).
 struct HostPlatform {
   using Barrier = MbarrierState;
   using Token = MbarrierToken;
@@ -18,189 +20,195 @@ struct HostPlatform {
   static Runtime& rt() { return Runtime::current(); }
 
   // mbarrier instructions
-  static void mbarrier_init(Barrier& b, std::uint32_t count, CallSite site = CallSite::current()) {
+  static void mbarrier_init(Barrier& b, std::uint32_t count, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().barrier_op({OpKind::init, &b, count});
   }
-  static void mbarrier_inval(Barrier& b, CallSite site = CallSite::current()) {
+  static void mbarrier_inval(Barrier& b, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().barrier_op({OpKind::inval, &b});
   }
-  static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
+  static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1, const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().barrier_op({OpKind::arrive, &b, count});
   }
-  static Token mbarrier_arrive_no_complete(Barrier& b, std::uint32_t count, CallSite site = CallSite::current()) {
+  static Token mbarrier_arrive_no_complete(Barrier& b, std::uint32_t count,
+                                           const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().barrier_op({OpKind::arrive, &b, count, true});
   }
-  static Token mbarrier_arrive_expect_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
+  static Token mbarrier_arrive_expect_tx(Barrier& b, std::uint32_t bytes, const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().barrier_op({OpKind::arrive_expect_tx, &b, bytes});
   }
-  static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
+  static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1, const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().barrier_op({OpKind::arrive_drop, &b, count});
   }
   // PTX 8.6 .relaxed forms (mbarrier.arrive{.expect_tx,_drop}.relaxed.cta): the same arrive-on,
   // ordering none of the thread's memory operations (ops.def: order relaxed).
-  static Token mbarrier_arrive_relaxed(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
+  static Token mbarrier_arrive_relaxed(Barrier& b, std::uint32_t count = 1,
+                                       const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().barrier_op({OpKind::arrive_relaxed, &b, count});
   }
-  static Token mbarrier_arrive_expect_tx_relaxed(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
+  static Token mbarrier_arrive_expect_tx_relaxed(Barrier& b, std::uint32_t bytes,
+                                                 const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().barrier_op({OpKind::arrive_expect_tx_relaxed, &b, bytes});
   }
-  static Token mbarrier_arrive_drop_relaxed(Barrier& b, std::uint32_t count = 1, CallSite site = CallSite::current()) {
+  static Token mbarrier_arrive_drop_relaxed(Barrier& b, std::uint32_t count = 1,
+                                            const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().barrier_op({OpKind::arrive_drop_relaxed, &b, count});
   }
-  static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
+  static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().barrier_op({OpKind::expect_tx, &b, bytes});
   }
-  static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes, CallSite site = CallSite::current()) {
+  static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().barrier_op({OpKind::complete_tx, &b, bytes});
   }
-  static void mbarrier_wait_parity(Barrier& b, std::int64_t phase, CallSite site = CallSite::current()) {
+  static void mbarrier_wait_parity(Barrier& b, std::int64_t phase, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait(b, phase);
   }
   // Polls first capture the caller's state (poll() is inlined into it): a poll
   // repeated from exactly that state is a spin iteration (sim/runtime/runtime.hpp).
   [[gnu::always_inline]] static bool mbarrier_test_wait_parity(Barrier& b, std::int64_t phase,
-                                                               CallSite site = CallSite::current()) {
+                                                               const CallSite& site = CallSite::current()) {
     rt().at(site);
     return poll(b, phase, OpKind::test_wait, nullptr);
   }
   [[gnu::always_inline]] static bool mbarrier_try_wait_parity(Barrier& b, std::int64_t phase,
-                                                              CallSite site = CallSite::current()) {
+                                                              const CallSite& site = CallSite::current()) {
     rt().at(site);
     return poll(b, phase, OpKind::try_wait, nullptr);
   }
-  [[gnu::always_inline]] static bool mbarrier_test_wait(Barrier& b, Token t, CallSite site = CallSite::current()) {
+  [[gnu::always_inline]] static bool mbarrier_test_wait(Barrier& b, Token t,
+                                                        const CallSite& site = CallSite::current()) {
     rt().at(site);
     return poll(b, t.phase, OpKind::test_wait, &t);
   }
-  [[gnu::always_inline]] static bool mbarrier_try_wait(Barrier& b, Token t, CallSite site = CallSite::current()) {
+  [[gnu::always_inline]] static bool mbarrier_try_wait(Barrier& b, Token t,
+                                                       const CallSite& site = CallSite::current()) {
     rt().at(site);
     return poll(b, t.phase, OpKind::try_wait, &t);
   }
   // Parity-only forms (the PTX operand as CUTLASS passes it: a phase bit). The host reads
   // the bit against what the thread knows of the barrier (Runtime::phase_for_parity).
-  static void mbarrier_wait_parity_bit(Barrier& b, std::uint32_t parity, CallSite site = CallSite::current()) {
+  static void mbarrier_wait_parity_bit(Barrier& b, std::uint32_t parity, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait(b, rt().phase_for_parity(b, parity));
   }
   [[gnu::always_inline]] static bool mbarrier_test_wait_parity_bit(Barrier& b, std::uint32_t parity,
-                                                                   CallSite site = CallSite::current()) {
+                                                                   const CallSite& site = CallSite::current()) {
     rt().at(site);
     return poll(b, rt().phase_for_parity(b, parity), OpKind::test_wait, nullptr);
   }
   [[gnu::always_inline]] static bool mbarrier_try_wait_parity_bit(Barrier& b, std::uint32_t parity,
-                                                                  CallSite site = CallSite::current()) {
+                                                                  const CallSite& site = CallSite::current()) {
     rt().at(site);
     return poll(b, rt().phase_for_parity(b, parity), OpKind::try_wait, nullptr);
   }
   static WaitStatus mbarrier_try_wait_parity_bit_status(Barrier& b, std::uint32_t parity,
-                                                        CallSite site = CallSite::current()) {
+                                                        const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().try_wait_status(b, rt().phase_for_parity(b, parity));
   }
   static std::uint32_t mbarrier_pending_count(Token t) { return rt().pending_count(t); }
   // Blocking wait on the phase of a state token (try_wait with the token, in a loop).
-  static void mbarrier_wait(Barrier& b, Token t, CallSite site = CallSite::current()) {
+  static void mbarrier_wait(Barrier& b, Token t, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait(b, t.phase);
   }
   // try_wait.parity whose answer only mbarrier_wait_status reads: deferred to the thread's
   // next event (sim/runtime/runtime.hpp), so that try-then-wait costs what one wait does.
   static WaitStatus mbarrier_try_wait_parity_status(Barrier& b, std::int64_t phase,
-                                                    CallSite site = CallSite::current()) {
+                                                    const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().try_wait_status(b, phase);
   }
-  static void mbarrier_wait_status(Barrier& b, WaitStatus status, CallSite site = CallSite::current()) {
+  static void mbarrier_wait_status(Barrier& b, WaitStatus status, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait_status(b, status);
   }
 
   // async copies, fences, block sync
   static void cp_async_bulk_global_to_shared(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b,
-                                             CallSite site = CallSite::current()) {
+                                             const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().bulk_copy(smem, gmem, bytes, b);
   }
   // cp.async.bulk.global.shared::cta.bulk_group: a TMA store of `bytes` from
   // smem.
   static void cp_async_bulk_shared_to_global(void* gmem, const void* smem, std::uint32_t bytes,
-                                             CallSite site = CallSite::current()) {
+                                             const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().bulk_store(gmem, smem, bytes);
   }
-  static void cp_async_bulk_commit_group(CallSite site = CallSite::current()) {
+  static void cp_async_bulk_commit_group(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().commit_group(GroupKind::bulk_store);
   }
   // cp.async.bulk.wait_group.read 0: every committed store of this thread has
   // read its source.
-  static void cp_async_bulk_wait_group_read0(CallSite site = CallSite::current()) {
+  static void cp_async_bulk_wait_group_read0(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait_group(OpKind::bulk_wait_read, 0);
   }
   // cp.async.bulk.wait_group.read N: all but the newest N committed groups have read smem.
-  static void cp_async_bulk_wait_group_read(std::uint32_t pending, CallSite site = CallSite::current()) {
+  static void cp_async_bulk_wait_group_read(std::uint32_t pending, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait_group(OpKind::bulk_wait_read, pending);
   }
   // cp.async.bulk.wait_group N: the same groups have also written global memory (a store's
   // landing reads and writes in one step here, so this is the .read form's wait).
-  static void cp_async_bulk_wait_group(std::uint32_t pending, CallSite site = CallSite::current()) {
+  static void cp_async_bulk_wait_group(std::uint32_t pending, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait_group(OpKind::bulk_wait_read, pending);
   }
   // cp.async (non-bulk, sim/runtime/cp_async.cpp)
-  static void cp_async(void* smem, const void* gmem, std::uint32_t bytes, CallSite site = CallSite::current()) {
+  static void cp_async(void* smem, const void* gmem, std::uint32_t bytes, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().cp_async(smem, gmem, bytes);
   }
-  static void cp_async_commit_group(CallSite site = CallSite::current()) {
+  static void cp_async_commit_group(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().commit_group(GroupKind::cp_async);
   }
-  static void cp_async_wait_group(std::uint32_t pending, CallSite site = CallSite::current()) {
+  static void cp_async_wait_group(std::uint32_t pending, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait_group(OpKind::cp_async_wait, pending);
   }
   // cp.async.wait_all: commit_group, then wait_group 0.
-  static void cp_async_wait_all(CallSite site = CallSite::current()) {
+  static void cp_async_wait_all(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().commit_group(GroupKind::cp_async);
     rt().wait_group(OpKind::cp_async_wait, 0);
   }
-  static void cp_async_mbarrier_arrive(Barrier& b, CallSite site = CallSite::current()) {
+  static void cp_async_mbarrier_arrive(Barrier& b, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().cp_async_mbarrier_arrive(b, false);
   }
-  static void cp_async_mbarrier_arrive_noinc(Barrier& b, CallSite site = CallSite::current()) {
+  static void cp_async_mbarrier_arrive_noinc(Barrier& b, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().cp_async_mbarrier_arrive(b, true);
   }
   // This thread's ordinary stores so far become visible to the async proxy
   // (race detector).
-  static void fence_proxy_async_shared_cta(CallSite site = CallSite::current()) {
+  static void fence_proxy_async_shared_cta(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().fence_proxy_async();
   }
   // bar.sync id, count / bar.arrive id, count: named barrier `id` (0..15) of this CTA for
   // `count` threads (a multiple of the warp size).
-  static void bar_sync(std::uint32_t id, std::uint32_t count, CallSite site = CallSite::current()) {
+  static void bar_sync(std::uint32_t id, std::uint32_t count, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().named_barrier(id, count, true);
   }
-  static void bar_arrive(std::uint32_t id, std::uint32_t count, CallSite site = CallSite::current()) {
+  static void bar_arrive(std::uint32_t id, std::uint32_t count, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().named_barrier(id, count, false);
   }
@@ -213,71 +221,74 @@ struct HostPlatform {
   static std::uint32_t cluster_ctaid_x() { return cluster_ctarank() % cluster_dim_x(); }
   static std::uint32_t cluster_ctaid_y() { return cluster_ctarank() / cluster_dim_x(); }
   template <class T>
-  static T* map_shared_rank(T* p, std::uint32_t rank, CallSite site = CallSite::current()) {
+  static T* map_shared_rank(T* p, std::uint32_t rank, const CallSite& site = CallSite::current()) {
     rt().at(site);
     return static_cast<T*>(rt().map_shared_rank(p, rank));
   }
-  static void mbarrier_arrive_cluster(Barrier& b, std::uint32_t cta_rank, CallSite site = CallSite::current()) {
+  static void mbarrier_arrive_cluster(Barrier& b, std::uint32_t cta_rank, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().barrier_op_remote({OpKind::arrive, &b, 1}, cta_rank);
   }
   static void mbarrier_arrive_cluster_if(Barrier& b, std::uint32_t cta_rank, bool pred,
-                                         CallSite site = CallSite::current()) {
+                                         const CallSite& site = CallSite::current()) {
     if (pred) mbarrier_arrive_cluster(b, cta_rank, site);
   }
   static void mbarrier_complete_tx_cluster(Barrier& b, std::uint32_t cta_rank, std::uint32_t bytes,
-                                           CallSite site = CallSite::current()) {
+                                           const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().barrier_op_remote({OpKind::complete_tx, &b, bytes}, cta_rank);
   }
   static void mbarrier_arrive_expect_tx_cluster(Barrier& b, std::uint32_t bytes, std::uint32_t cta_rank,
-                                                CallSite site = CallSite::current()) {
+                                                const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().barrier_op_remote({OpKind::arrive_expect_tx, &b, bytes}, cta_rank);
   }
   static void cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, std::uint32_t bytes, Barrier& b,
-                                                       std::uint16_t cta_mask, CallSite site = CallSite::current()) {
+                                                       std::uint16_t cta_mask,
+                                                       const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().bulk_copy_multicast(smem, gmem, bytes, b, cta_mask);
   }
-  static void barrier_cluster_arrive(CallSite site = CallSite::current()) {
+  static void barrier_cluster_arrive(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().cluster_arrive(false);
   }
-  static void barrier_cluster_arrive_relaxed(CallSite site = CallSite::current()) {
+  static void barrier_cluster_arrive_relaxed(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().cluster_arrive(true);
   }
-  static void barrier_cluster_wait(CallSite site = CallSite::current()) {
+  static void barrier_cluster_wait(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().cluster_wait();
   }
   // The .aligned forms: the same on the host (every lane of the warp must execute them on the GPU).
-  static void barrier_cluster_arrive_aligned(CallSite site = CallSite::current()) { barrier_cluster_arrive(site); }
-  static void barrier_cluster_arrive_relaxed_aligned(CallSite site = CallSite::current()) {
+  static void barrier_cluster_arrive_aligned(const CallSite& site = CallSite::current()) {
+    barrier_cluster_arrive(site);
+  }
+  static void barrier_cluster_arrive_relaxed_aligned(const CallSite& site = CallSite::current()) {
     barrier_cluster_arrive_relaxed(site);
   }
-  static void barrier_cluster_wait_aligned(CallSite site = CallSite::current()) { barrier_cluster_wait(site); }
-  static void fence_mbarrier_init_release_cluster(CallSite site = CallSite::current()) {
+  static void barrier_cluster_wait_aligned(const CallSite& site = CallSite::current()) { barrier_cluster_wait(site); }
+  static void fence_mbarrier_init_release_cluster(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().fence_mbarrier_init();
   }
 
   // warp and warp-group collectives: rendezvous (sim/runtime/collectives.cpp)
-  static void syncwarp(std::uint32_t mask = 0xffffffffu, CallSite site = CallSite::current()) {
+  static void syncwarp(std::uint32_t mask = 0xffffffffu, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().syncwarp(mask);
   }
-  static bool elect_sync(std::uint32_t mask = 0xffffffffu, CallSite site = CallSite::current()) {
+  static bool elect_sync(std::uint32_t mask = 0xffffffffu, const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().elect_sync(mask);
   }
   static std::uint32_t shfl_sync_idx(std::uint32_t mask, std::uint32_t value, std::uint32_t src_lane,
-                                     CallSite site = CallSite::current()) {
+                                     const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().shfl_sync(mask, value, src_lane);
   }
-  static void wgmma_fence(CallSite site = CallSite::current()) {
+  static void wgmma_fence(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().warpgroup_collective("wgmma.fence");
   }
@@ -289,19 +300,19 @@ struct HostPlatform {
     float d[4] = {};
   };
   static void wgmma_mma_async(WgmmaAccumulator& /*acc*/, const void* a, std::uint32_t a_bytes, const void* b,
-                              std::uint32_t b_bytes, CallSite site = CallSite::current()) {
+                              std::uint32_t b_bytes, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wgmma_mma_async(a, a_bytes, b, b_bytes);
   }
   // warpgroup_fence_operand: keeps the compiler from moving the accumulator's registers
   // across the wait on the device; nothing to do on the host.
   static void wgmma_fence_operand(WgmmaAccumulator&) {}
-  static void wgmma_commit_group(CallSite site = CallSite::current()) {
+  static void wgmma_commit_group(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().warpgroup_collective("wgmma.commit_group");
     rt().commit_group(GroupKind::wgmma);
   }
-  static void wgmma_wait_group(std::uint32_t pending, CallSite site = CallSite::current()) {
+  static void wgmma_wait_group(std::uint32_t pending, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().warpgroup_collective("wgmma.wait_group");
     rt().wait_group(OpKind::wgmma_wait, pending);
@@ -312,19 +323,20 @@ struct HostPlatform {
   // bar.red.popc.u32 / bar.red.and.pred / bar.red.or.pred id, count, pred: bar.sync that
   // reduces the participants' predicates.
   static std::uint32_t bar_red_popc(std::uint32_t id, std::uint32_t count, bool pred,
-                                    CallSite site = CallSite::current()) {
+                                    const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().bar_red(id, count, Runtime::BarReduction::popc, pred);
   }
-  static bool bar_red_and(std::uint32_t id, std::uint32_t count, bool pred, CallSite site = CallSite::current()) {
+  static bool bar_red_and(std::uint32_t id, std::uint32_t count, bool pred,
+                          const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().bar_red(id, count, Runtime::BarReduction::all, pred) != 0;
   }
-  static bool bar_red_or(std::uint32_t id, std::uint32_t count, bool pred, CallSite site = CallSite::current()) {
+  static bool bar_red_or(std::uint32_t id, std::uint32_t count, bool pred, const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().bar_red(id, count, Runtime::BarReduction::any, pred) != 0;
   }
-  static void sync_threads(CallSite site = CallSite::current()) {
+  static void sync_threads(const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().block_sync();
   }
@@ -341,33 +353,33 @@ struct HostPlatform {
   static unsigned char* shared_memory() { return rt().shared_memory(); }
 
   // plain atomics on 64-bit words (each one a scheduling point)
-  static std::int64_t atomic_load(std::int64_t* p, CallSite site = CallSite::current()) {
+  static std::int64_t atomic_load(std::int64_t* p, const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().atomic(OpKind::atomic_load, p, 0);
   }
-  static void atomic_store(std::int64_t* p, std::int64_t v, CallSite site = CallSite::current()) {
+  static void atomic_store(std::int64_t* p, std::int64_t v, const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().atomic(OpKind::atomic_store, p, v);
   }
-  static std::int64_t atomic_fetch_add(std::int64_t* p, std::int64_t v, CallSite site = CallSite::current()) {
+  static std::int64_t atomic_fetch_add(std::int64_t* p, std::int64_t v, const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().atomic(OpKind::atomic_fetch_add, p, v);
   }
   // Returns the old value; stores `desired` when it equals `expected`.
   static std::int64_t atomic_cas(std::int64_t* p, std::int64_t expected, std::int64_t desired,
-                                 CallSite site = CallSite::current()) {
+                                 const CallSite& site = CallSite::current()) {
     rt().at(site);
     return rt().atomic(OpKind::atomic_cas, p, desired, expected);
   }
 
   // data and checks
   template <class T>
-  static T load(const T* p, CallSite site = CallSite::current()) {
+  static T load(const T* p, const CallSite& site = CallSite::current()) {
     rt().data_access(p, sizeof(T), false, site);
     return *p;
   }
   template <class T>
-  static void store(T* p, T v, CallSite site = CallSite::current()) {
+  static void store(T* p, T v, const CallSite& site = CallSite::current()) {
     rt().data_access(p, sizeof(T), true, site);
     *p = v;
   }

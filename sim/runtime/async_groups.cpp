@@ -58,7 +58,7 @@ void Runtime::wait_group(OpKind wait, std::uint32_t pending) {
   const AgentId owner = group_owner(me, kind);
   races_.acquire_groups(me.id, owner, kind, agent_at_[owner]->groups[group_index(kind)].covered(pending));
   record(me, nullptr);
-  observe({me.id, me.op});
+  observe(me.id, me.op);
 }
 
 void Runtime::group_member_done(Agent& c) {
@@ -100,7 +100,7 @@ void Runtime::land_group_member(Agent& c) {
   }
   if (c.dst) std::memcpy(c.dst, c.src, c.total);
   if (limits_.record_trace) record(c, nullptr);
-  observe({c.id, c.op});
+  observe(c.id, c.op);
   c.state = Agent::State::finished;
   group_member_done(c);
   if (kind == GroupKind::cp_async) release_cp_async_arrivers(*agent_at_[c.thread_agent]);
@@ -128,7 +128,7 @@ void Runtime::wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* 
     if (first == kNoAgent) first = r.id;
     ++count;
   }
-  observe({me.id, me.op, 0, false, false, 0, false, first, count});
+  observe(me.id, me.op, 0, false, false, 0, false, first, count);
 }
 
 }  // namespace mbcheck::sim

@@ -55,12 +55,7 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
   if (row.effect == Effect::init) races_.barrier_init(bar.id, a.id);
   barrier_changed(bar, r.completed || row.effect == Effect::init || row.effect == Effect::inval);
   record(a, &bar);
-  StepInfo step{a.id, op, r.phase_before, r.completed};
-  if (spawned != kNoAgent) {
-    step.spawned = spawned;
-    step.spawned_count = 1;
-  }
-  observe(step);
+  observe(a.id, op, r.phase_before, r.completed, false, std::int64_t{0}, false, spawned, spawned != kNoAgent ? 1u : 0u);
   return r;
 }
 
@@ -85,7 +80,7 @@ void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
   });
   races_.acquire(current_->id, bar.id, phase);
   record(*current_, &bar);
-  observe({current_->id, current_->op, bar.phase, false, true});
+  observe(current_->id, current_->op, bar.phase, false, true);
 }
 
 bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token) {
@@ -142,14 +137,13 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   }
   a.snapshot.clear();
   record(a, &bar);
-  StepInfo step{a.id, a.op, bar.phase, false, complete};
-  step.read_woken = read_woken;
   if (!complete && captured) {
     // Reported at the thread's next announcement, which shows whether it was a spin iteration.
-    failed_poll_ = step;
+    failed_poll_ = StepInfo{a.id, a.op, bar.phase, false, complete};
+    failed_poll_->read_woken = read_woken;
     failed_poll_step_ = steps_;
   } else {
-    observe(step);
+    observe(a.id, a.op, bar.phase, false, complete, std::int64_t{0}, false, kNoAgent, 0u, false, read_woken);
   }
   return complete;
 }

@@ -53,7 +53,7 @@ void Runtime::block_sync() {
   if (!block_count_agrees(*current_, "sync_threads", block_thread_count())) throw Aborted{};
   if (!schedule_point({OpKind::block_sync})) return;
   record(*current_, nullptr);
-  observe({current_->id, current_->op});
+  observe(current_->id, current_->op);
 }
 
 void Runtime::block_barrier(std::uint32_t count, bool sync) {
@@ -63,7 +63,7 @@ void Runtime::block_barrier(std::uint32_t count, bool sync) {
   if (sync) {
     if (!schedule_point({OpKind::block_sync_count, nullptr, count})) return;
     record(a, nullptr);
-    observe({a.id, a.op});
+    observe(a.id, a.op);
     return;
   }
   if (!schedule_point({OpKind::block_arrive, nullptr, count})) return;
@@ -76,7 +76,7 @@ void Runtime::block_barrier(std::uint32_t count, bool sync) {
   cta.block_arrivals.push_back({a.id, steps_});
   cta.in_generation[a.thread] = 1;
   record(a, nullptr);
-  observe({a.id, a.op});  // before the release: the search reads the generation before this one
+  observe(a.id, a.op);  // before the release: the search reads the generation before this one
   release_block_if_complete(a.cta);
 }
 

@@ -19,7 +19,7 @@ void Runtime::land_copy_piece(Agent& c) {
     const std::int64_t cta = cta_of(c.dst, c.cta);
     if (cta >= 0 && static_cast<std::uint32_t>(cta) != c.cta) {
       if (!peer_init_visible(c.id, *c.op.bar)) {
-        observe({c.id, c.op, c.op.bar->phase, false});
+        observe(c.id, c.op, c.op.bar->phase, false);
         end(Verdict::misuse,
             fmt::format("{}: lands in cta {} and completes {} before its init is visible to the cluster: the "
                         "initialising thread needs fence.mbarrier_init.release.cluster, then a cluster barrier, "
@@ -42,7 +42,7 @@ void Runtime::land_copy_piece(Agent& c) {
   try {
     apply_barrier_op(c, c.op);  // the landing's complete_tx (ops.def: release_own)
   } catch (const MisuseError& e) {
-    observe({c.id, c.op, c.op.bar->phase, false});
+    observe(c.id, c.op, c.op.bar->phase, false);
     end(Verdict::misuse,
         fmt::format("{}: complete_tx {} {} B: {}", describe_agent(c.id), barrier_name(*c.op.bar), n, e.what()), e.kind);
     outcome_.culprits = {c.id};
@@ -78,7 +78,7 @@ Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std:
   c.dst = static_cast<unsigned char*>(dst);
   c.src = static_cast<const unsigned char*>(src);
   c.total = bytes;
-  c.op = first;
+  copy_op(c.op, first);
   c.site = issuer.site;
   races_.add_agent(c.id, issuer.id);  // the copy starts after everything its issuer did
   add_enabled(c);
@@ -99,7 +99,7 @@ void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t byte
   const std::uint32_t piece = copy_piece_bytes(bytes);
   Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::copy_land, &bar, std::min(piece, bytes)});
   c.piece = piece;
-  observe({issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id});
+  observe(issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id);
 }
 
 void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes) {
@@ -109,7 +109,7 @@ void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t byt
   record(issuer, nullptr);
   Agent& c = spawn_copy_agent(issuer, gmem_dst, smem_src, bytes, {OpKind::store_land, nullptr, bytes});
   add_group_member(issuer, c, GroupKind::bulk_store);
-  observe({issuer.id, issuer.op, 0, false, false, 0, false, c.id});
+  observe(issuer.id, issuer.op, 0, false, false, 0, false, c.id);
 }
 
 void Runtime::fence_proxy_async() {

@@ -258,7 +258,7 @@ void Runtime::cluster_arrive(bool relaxed) {
   }
   barrier_changed(bar, done);
   record(a, &bar);
-  observe({a.id, a.op, phase_before, done});
+  observe(a.id, a.op, phase_before, done);
 }
 
 void Runtime::cluster_wait() {

@@ -32,7 +32,7 @@ void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes
   Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::cp_async_land, nullptr, bytes});
   add_group_member(issuer, c, GroupKind::cp_async);
   issuer.cp_async_issued.push_back(c.id);
-  observe({issuer.id, issuer.op, 0, false, false, 0, false, c.id, 1});
+  observe(issuer.id, issuer.op, 0, false, false, 0, false, c.id, 1u);
 }
 
 void Runtime::cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc) {
@@ -75,7 +75,7 @@ void Runtime::async_arrive(Agent& c) {
   try {
     apply_barrier_op(c, c.op);  // ops.def: release_tracked, the copies' writes and nothing else
   } catch (const MisuseError& e) {
-    observe({c.id, c.op, c.op.bar->phase, false});
+    observe(c.id, c.op, c.op.bar->phase, false);
     end(Verdict::misuse,
         fmt::format("{}: the arrive-on of cp.async.mbarrier.arrive on {}: {}", describe_agent(c.id),
                     barrier_name(*c.op.bar), e.what()),

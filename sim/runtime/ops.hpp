@@ -107,6 +107,22 @@ struct Op {
   const OpInfo& info() const { return op_info(kind); }
 };
 
+// Copies an operation field by field: callers build an Op with one store per field, and a
+// whole-struct copy right after reads it back in 16-byte loads that the CPU cannot forward
+// from those narrower stores (a ~15-cycle stall per step; see copy_site in runtime.hpp).
+[[gnu::always_inline]] inline void copy_op(Op& to, const Op& from) {
+  to.kind = from.kind;
+  to.bar = from.bar;
+  to.arg = from.arg;
+  to.no_complete = from.no_complete;
+  to.addr = from.addr;
+  to.expected = from.expected;
+  to.await = from.await;
+  to.backoff = from.backoff;
+  to.remote = from.remote;
+  to.scope = from.scope;
+}
+
 // A step as reports name it, from its row's `report` template; `bar` is its barrier's name.
 std::string report_text(const Op& op, std::string_view bar);
 

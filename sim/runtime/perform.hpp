@@ -16,7 +16,7 @@ auto Runtime::perform(F&& f) {
     const Agent& a = *current_;
     // The failing operation is an event too: the explorer must see its races to find the
     // schedules that avoid (or move) this misuse.
-    observe({a.id, a.op, a.op.bar ? a.op.bar->phase : 0, false, false});
+    observe(a.id, a.op, a.op.bar ? a.op.bar->phase : 0, false, false);
     end(e.kind == MisuseKind::phase_aliasing ? Verdict::aliasing : Verdict::misuse,
         fmt::format("{}: {}: {}", describe_agent(a.id), describe_op(a), e.what()), e.kind);
     outcome_.culprits = {a.id};

@@ -173,7 +173,7 @@ bool Runtime::schedule_point(const Op& op) {
   perform_deferred_try();    // the thread's try_wait_status comes before this event
   flush_failed_poll(false);  // its last failed poll was no spin iteration: it is an event
   to_runtime();
-  a.op = op;
+  copy_op(a.op, op);
   // A spin iteration may read atomics between its polls (Agent::loop_reads); anything else
   // ends the loop.
   if (!is_poll(op.kind) && !(op.kind == OpKind::atomic_load && a.loop_reads.size() < kLoopReadsMax))
