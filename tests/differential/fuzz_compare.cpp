@@ -61,10 +61,17 @@ FuzzComparison fuzz_compare(const DiffProgram& p, const ReferenceResult& referen
     judge(rt.execute(prog, s, limits), "pct", i);
   }
   if (f.depth1 && !f.found) {
+    // In turn PCT of depth 1, PCT of depth 2 and a random walk (fuzz_compare.hpp says why).
     const std::uint64_t budget = f.runs;
     for (std::uint64_t i = 0; i < kLateRuns && !f.found; ++i) {
-      sim::PctStrategy s(sim::run_seed(seed, budget + i), 1, steps_estimate);
-      judge(rt.execute(prog, s, limits), "late pct", budget + i);
+      const std::uint64_t run_seed = sim::run_seed(seed, budget + i);
+      if (i % 3 == 2) {
+        sim::RandomStrategy s(run_seed);
+        judge(rt.execute(prog, s, limits), "late random", budget + i);
+      } else {
+        sim::PctStrategy s(run_seed, i % 3 == 0 ? 1 : 2, steps_estimate);
+        judge(rt.execute(prog, s, limits), i % 3 == 0 ? "late pct depth 1" : "late pct depth 2", budget + i);
+      }
       if (f.found) f.late_runs = i + 1;
     }
   }

@@ -9,8 +9,12 @@
 //    1), so a bug that needs one agent held back over a long window can slip through 40 + 40
 //    runs by chance (about 1 program in 100,000: soak seed 85,381,005 is found by 2.6% of
 //    depth-2 PCT runs and 0.1% of random ones). Such a program gets up to kLateRuns more
-//    PCT runs of depth 1: missing it then (probability below (1 - 1/n)^kLateRuns) is a
-//    blind spot of the fuzzer, not chance.
+//    runs, in turn PCT of depth 1, PCT of depth 2 and random walks: missing it then is a
+//    blind spot of the fuzzer, not chance. Depth 1 alone is not enough: PCT of depth 1 keeps
+//    one priority order for the whole run, while a schedule without preemption may choose
+//    differently at each point where a thread blocks or ends. Soak seed 85,899,936 needs T0
+//    before T2 at one such point and T2 before T0 at a later one: 0 of 3,000 depth-1 PCT runs
+//    reach it, 2.2% of depth-2 runs and 0.7% of random walks do.
 // The runs use the strategies and per-run seeds of sim::fuzz (RandomStrategy / PctStrategy,
 // run_seed(seed, i)), so a failing run is re-run alone with `check --fuzz ... --seed`.
 #pragma once
@@ -35,7 +39,7 @@ struct FuzzComparison {
 };
 
 // `random_runs` random walks and `pct_runs` PCT runs (depth 2), seeds run_seed(seed, i); then,
-// for a depth-1 bug none of them found, up to kLateRuns PCT runs of depth 1.
+// for a depth-1 bug none of them found, up to kLateRuns more (PCT depth 1, PCT depth 2, random).
 constexpr std::uint64_t kLateRuns = 2000;
 FuzzComparison fuzz_compare(const DiffProgram& p, const ReferenceResult& reference, std::uint64_t random_runs,
                             std::uint64_t pct_runs, std::uint64_t seed);

@@ -133,13 +133,16 @@ int main(int argc, char** argv) {
         deeper_found += f.found;
       }
       if (!f.why.empty() || (f.depth1 && !f.found))
-        fmt::print("FUZZ on program {}: {}\n{}\n", seed + k,
-                   f.why.empty() ? fmt::format("a depth-1 bug not found in {} random, {} PCT and {} late PCT runs",
-                                               fuzz_runs, fuzz_runs, kLateRuns)
-                                 : f.why,
-                   describe(p));
+        fmt::print(
+            "FUZZ on program {}: {}\n{}\n", seed + k,
+            f.why.empty()
+                ? fmt::format(
+                      "a depth-1 bug not found in {} random, {} PCT and {} late runs (PCT depth 1 and 2, random)",
+                      fuzz_runs, fuzz_runs, kLateRuns)
+                : f.why,
+            describe(p));
       else if (f.late_runs)
-        fmt::print("late: program {}'s depth-1 bug found by late PCT run {} (missed by {} + {} runs)\n", seed + k,
+        fmt::print("late: program {}'s depth-1 bug found by late run {} (missed by {} + {} runs)\n", seed + k,
                    f.late_runs, fuzz_runs, fuzz_runs);
     }
     if ((k + 1) % 10000 == 0)
@@ -159,7 +162,7 @@ int main(int argc, char** argv) {
     fmt::print(
         "fuzzing: {} runs ({} random + {} PCT per program), {} with a bug, {} step-limited; {} false alarms, {} "
         "outcomes the reference never reaches; depth-1 bugs (a schedule without preemption reaches them): {} "
-        "programs, {} missed ({} found only by the late depth-1 PCT runs, {} missed by the random runs alone); "
+        "programs, {} missed ({} found only by the late runs, {} missed by the random runs alone); "
         "deeper bugs: {} programs, {} found\n",
         fuzz_total, fuzz_runs, fuzz_runs, fuzz_bug_runs, fuzz_step_limited, fuzz_false, fuzz_unknown, depth1,
         depth1_missed, depth1_late, depth1_random_missed, deeper, deeper_found);
