@@ -160,11 +160,12 @@ int main(int argc, char** argv) {
       max_states, seconds);
   if (fuzz_runs)
     fmt::print(
-        "fuzzing: {} runs ({} random + {} PCT per program), {} with a bug, {} step-limited; {} false alarms, {} "
+        "fuzzing: {} runs ({} random + {} PCT per program, and up to {} late runs for a missed depth-1 bug), {} "
+        "with a bug, {} step-limited; {} false alarms, {} "
         "outcomes the reference never reaches; depth-1 bugs (a schedule without preemption reaches them): {} "
         "programs, {} missed ({} found only by the late runs, {} missed by the random runs alone); "
         "deeper bugs: {} programs, {} found\n",
-        fuzz_total, fuzz_runs, fuzz_runs, fuzz_bug_runs, fuzz_step_limited, fuzz_false, fuzz_unknown, depth1,
+        fuzz_total, fuzz_runs, fuzz_runs, kLateRuns, fuzz_bug_runs, fuzz_step_limited, fuzz_false, fuzz_unknown, depth1,
         depth1_missed, depth1_late, depth1_random_missed, deeper, deeper_found);
   return disagreements || fuzz_false || fuzz_unknown || depth1_missed ? 1 : 0;
 }
