@@ -27,25 +27,6 @@ unsigned char* Runtime::shared_memory() { return cta_shared_memory(current_->cta
 // ---------------------------------------------------------------------------------------
 // the enabled set
 
-void Runtime::add_enabled(Agent& a) {
-  a.state = Agent::State::ready;
-  if (a.enabled_pos != ~0u) return;
-  a.enabled_pos = static_cast<std::uint32_t>(enabled_.size());
-  enabled_.push_back(a.id);
-  if (enabled_bits_.size() <= a.id / 64) enabled_bits_.resize(a.id / 64 + 1, 0);
-  enabled_bits_[a.id / 64] |= std::uint64_t{1} << (a.id % 64);
-}
-
-void Runtime::remove_enabled(Agent& a) {
-  if (a.enabled_pos == ~0u) return;
-  AgentId last = enabled_.back();
-  enabled_[a.enabled_pos] = last;
-  agent_at_[last]->enabled_pos = a.enabled_pos;
-  enabled_.pop_back();
-  enabled_bits_[a.id / 64] &= ~(std::uint64_t{1} << (a.id % 64));
-  a.enabled_pos = ~0u;
-}
-
 bool Runtime::is_enabled_now(const Agent& a) const {
   switch (a.op.kind) {
     case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);

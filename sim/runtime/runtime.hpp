@@ -491,8 +491,25 @@ class Runtime {
   auto perform(F&& f);  // runs an op body, turning MisuseError into the outcome
   void announce(Agent& a);
   bool is_enabled_now(const Agent& a) const;
-  void add_enabled(Agent& a);
-  void remove_enabled(Agent& a);
+  // The enabled set (a list for the strategy's pick, bits for lowest_enabled): inline, as
+  // every step adds and removes one.
+  void add_enabled(Agent& a) {
+    a.state = Agent::State::ready;
+    if (a.enabled_pos != ~0u) return;
+    a.enabled_pos = static_cast<std::uint32_t>(enabled_.size());
+    enabled_.push_back(a.id);
+    if (enabled_bits_.size() <= a.id / 64) enabled_bits_.resize(a.id / 64 + 1, 0);
+    enabled_bits_[a.id / 64] |= std::uint64_t{1} << (a.id % 64);
+  }
+  void remove_enabled(Agent& a) {
+    if (a.enabled_pos == ~0u) return;
+    AgentId last = enabled_.back();
+    enabled_[a.enabled_pos] = last;
+    agent_at_[last]->enabled_pos = a.enabled_pos;
+    enabled_.pop_back();
+    enabled_bits_[a.id / 64] &= ~(std::uint64_t{1} << (a.id % 64));
+    a.enabled_pos = ~0u;
+  }
   void barrier_changed(MbarrierState& bar, bool phase_completed);
   boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
   bool stop_due() const {
