@@ -63,7 +63,7 @@ void* Runtime::map_shared_rank(const void* p, std::uint32_t rank) {
   return cta_shared_memory(peer) + offset;
 }
 
-void Runtime::check_barrier_user(MbarrierState& bar) {
+void Runtime::check_cluster_barrier_user(MbarrierState& bar) {
   const std::int64_t at = cta_of(&bar, current_->cta);
   if (at < 0) return;  // a runtime's own counter (named barriers, collectives)
   Agent& a = *current_;

@@ -201,10 +201,4 @@ std::uint32_t MbarrierState::pending_count(const MbarrierToken& token) {
   return token.pending_before;
 }
 
-bool MbarrierState::wait_would_proceed(std::int64_t awaited_phase) const {
-  if (life != Life::live) return true;  // proceeds to report the misuse
-  if (named) return awaited_phase < phase;
-  return awaited_phase != phase;  // complete, or an aliasing wait that will be reported
-}
-
 }  // namespace mbcheck::sim

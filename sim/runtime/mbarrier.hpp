@@ -104,7 +104,11 @@ struct MbarrierState {
   // --- queries (no side effects, for the scheduler and reports) ----------------------
   bool is_live() const { return life == Life::live; }
   // Would a blocking wait for `awaited_phase` return (or report a misuse) if run now?
-  bool wait_would_proceed(std::int64_t awaited_phase) const;
+  bool wait_would_proceed(std::int64_t awaited_phase) const {
+    if (life != Life::live) return true;  // proceeds to report the misuse
+    if (named) return awaited_phase < phase;
+    return awaited_phase != phase;  // complete, or an aliasing wait that will be reported
+  }
   std::string describe() const;  // "phase 2, pending 127/128, tx 0"
 
  private:

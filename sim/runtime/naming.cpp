@@ -197,8 +197,7 @@ void name_site(TraceEntry& t, const CallSite& site) {
   t.function = site.function;
 }
 
-void Runtime::record(const Agent& a, const MbarrierState* bar) {
-  if (!limits_.record_trace) return;
+void Runtime::record_step(const Agent& a, const MbarrierState* bar) {
   TraceEntry t{steps_, a.id, describe_agent(a.id), a.op.bar ? barrier_name(*a.op.bar) : "", describe_op(a), {}, {}};
   if (bar) t.what += fmt::format("  => {}", bar->describe());
   name_site(t, a.site);

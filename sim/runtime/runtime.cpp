@@ -40,7 +40,8 @@ bool Runtime::is_enabled_now(const Agent& a) const {
   }
 }
 
-void Runtime::announce(Agent& a) {
+// Inline: schedule_point is its only caller, once per step.
+[[gnu::always_inline]] inline void Runtime::announce(Agent& a) {
   if (a.op.info().dependence == Dependence::block_sync) return block_wait_arrive(a);
   if (is_enabled_now(a)) {
     add_enabled(a);
@@ -53,9 +54,7 @@ void Runtime::announce(Agent& a) {
   info(*a.op.bar).waiters.push_back(a.id);
 }
 
-void Runtime::barrier_changed(MbarrierState& bar, bool phase_completed) {
-  BarrierInfo& bi = info(bar);
-  if (!phase_completed) return;
+void Runtime::new_phase(MbarrierState& bar, BarrierInfo& bi) {
   // A new phase (or init) can also disable an enabled wait: one announced on uninitialised
   // memory, or one for a phase ahead of the barrier that has now become the current phase.
   // The list is taken and bi's is refilled: the two buffers trade places, so no phase

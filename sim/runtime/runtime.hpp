@@ -437,7 +437,13 @@ class Runtime {
   // A barrier op of the current thread on `bar`: a local form needs a barrier of its own CTA,
   // a remote one (its Op::remote) a barrier whose init is visible to it, in a CTA of its
   // cluster still running.
-  void check_barrier_user(MbarrierState& bar);
+  void check_barrier_user(MbarrierState& bar) {
+    // One CTA: a .shared::cta use names its own CTA's barrier (or a runtime counter outside
+    // shared memory); nothing to check.
+    if (ctas_.size() == 1 && !current_->op.remote) return;
+    check_cluster_barrier_user(bar);
+  }
+  void check_cluster_barrier_user(MbarrierState& bar);
   // May `user` use `bar`, a barrier of another CTA of its cluster? Only once an init of it is
   // visible to the user (a barrier not initialised at all is the same unfenced-init mistake);
   // an invalidated one is left to the operation's own misuse.
@@ -510,7 +516,12 @@ class Runtime {
     enabled_bits_[a.id / 64] &= ~(std::uint64_t{1} << (a.id % 64));
     a.enabled_pos = ~0u;
   }
-  void barrier_changed(MbarrierState& bar, bool phase_completed);
+  // After an op on `bar`: when it completed a phase (or init/inval), re-checks its waits.
+  void barrier_changed(MbarrierState& bar, bool phase_completed) {
+    BarrierInfo& bi = info(bar);  // registers a barrier first seen here, completed or not
+    if (phase_completed) new_phase(bar, bi);
+  }
+  void new_phase(MbarrierState& bar, BarrierInfo& bi);
   boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
   bool stop_due() const {
     return (limits_.stop && limits_.stop->load(std::memory_order_relaxed)) ||
@@ -578,7 +589,12 @@ class Runtime {
   void spawn_threads();
   void run_threads();
   void judge_output(Program& program);
-  void record(const Agent& a, const MbarrierState* bar);
+  // The step's trace line, when the execution keeps a trace (RunLimits::record_trace).
+  void record(const Agent& a, const MbarrierState* bar) {
+    if (limits_.record_trace) [[unlikely]]
+      record_step(a, bar);
+  }
+  void record_step(const Agent& a, const MbarrierState* bar);
   // Control passes into protocol code (a fiber starts or returns from a visible operation)
   // or back into the runtime's: what the watchdog watches. One writer: this OS thread.
   void to_protocol() {
