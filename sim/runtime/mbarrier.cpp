@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 namespace mbcheck::sim {
 
 std::string_view to_string(MisuseKind kind) {
@@ -35,11 +37,10 @@ std::string MbarrierState::describe() const {
   return fmt::format("phase {}, pending {}/{}, tx {}", phase, pending, expected, tx);
 }
 
-void MbarrierState::require_live(std::string_view op) const {
+void MbarrierState::not_live(std::string_view op) const {
   if (life == Life::uninitialized)
     throw MisuseError(MisuseKind::uninitialized, fmt::format("{} on an uninitialised mbarrier", op));
-  if (life == Life::invalidated)
-    throw MisuseError(MisuseKind::invalidated, fmt::format("{} on an invalidated mbarrier", op));
+  throw MisuseError(MisuseKind::invalidated, fmt::format("{} on an invalidated mbarrier", op));
 }
 
 void MbarrierState::check_tx(std::int64_t new_tx, std::string_view op) const {
@@ -78,7 +79,7 @@ void MbarrierState::inval() {
   ++version;
 }
 
-void MbarrierState::check_arrive_on(std::int64_t count, std::string_view op) const {
+void MbarrierState::refuse_arrive_on(std::int64_t count, std::string_view op) const {
   if (count < 1 || count > kMaxArriveCount)
     throw MisuseError(MisuseKind::count_out_of_range, fmt::format("{}: count {} outside [1, 2^20-1]", op, count));
   if (!named && phase > 0 && !phase_observed)
@@ -88,6 +89,7 @@ void MbarrierState::check_arrive_on(std::int64_t count, std::string_view op) con
   if (count > pending)
     throw MisuseError(MisuseKind::over_arrival,
                       fmt::format("{} of {} with only {} pending: over-arrival ({})", op, count, pending, describe()));
+  throw std::logic_error("mbcheck: refuse_arrive_on called on a legal arrive-on");
 }
 
 bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {

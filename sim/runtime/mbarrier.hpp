@@ -112,9 +112,19 @@ struct MbarrierState {
   std::string describe() const;  // "phase 2, pending 127/128, tx 0"
 
  private:
-  void require_live(std::string_view op) const;
-  void check_arrive_on(std::int64_t count, std::string_view op) const;  // throws, changes nothing
-  bool arrive_on(std::int64_t count, std::string_view op);              // the common arrive-on step
+  // The checks are inline and only their failures out of line: every arrive makes them.
+  void require_live(std::string_view op) const {
+    if (life != Life::live) [[unlikely]]
+      not_live(op);
+  }
+  [[noreturn]] void not_live(std::string_view op) const;
+  void check_arrive_on(std::int64_t count, std::string_view op) const {  // throws, changes nothing
+    if (count < 1 || count > kMaxArriveCount || (!named && phase > 0 && !phase_observed) || count > pending)
+        [[unlikely]]
+      refuse_arrive_on(count, op);
+  }
+  [[noreturn]] void refuse_arrive_on(std::int64_t count, std::string_view op) const;
+  bool arrive_on(std::int64_t count, std::string_view op);  // the common arrive-on step
   bool complete_if_done();
   void check_tx(std::int64_t new_tx, std::string_view op) const;
 };
