@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/runtime/agent.hpp"
 #include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/async_groups.hpp"
 #include "sim/runtime/mbarrier.hpp"
@@ -57,113 +58,6 @@ class context;
 }
 
 namespace mbcheck::sim {
-
-struct Agent {
-  enum class Kind : std::uint8_t { thread, copy };
-  enum class State : std::uint8_t { ready, blocked, running, finished };
-  AgentId id = 0;
-  Kind kind = Kind::thread;
-  State state = State::ready;
-  std::uint32_t cta = 0;
-  std::uint32_t thread = 0;  // thread index in the CTA; for a copy: issuing thread
-  Op op;                     // the announced next operation
-  CallSite site;             // where protocol code announced it (a copy: where it was issued)
-  // Spin-loop recognition (see the top of this file): the thread's state at its last
-  // poll, kept while that poll failed and the thread has stored nothing since.
-  bool last_poll_failed = false;
-  bool stored_since_poll = false;
-  MbarrierState* poll_bar = nullptr;
-  std::int64_t poll_phase = 0;
-  OpKind poll_kind = OpKind::start;
-  CallSite poll_site;
-  std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
-  std::uint32_t backoff_polls = 0;                  // consecutive re-polls of its loop whose state changed
-  // Atomic loads its loop made since its last failed poll (address, value read); at an await,
-  // those of the iteration before it: the await is enabled when the phase completes or one of
-  // these words holds another value (the iteration would then go otherwise).
-  std::vector<std::pair<const std::int64_t*, std::int64_t>> loop_reads, await_reads;
-  std::uint64_t deferred_try = 0;  // its try_wait_status not yet performed (an id), 0: none
-  // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
-  std::int64_t cluster_arrived = -1;
-  const unsigned char* stack_top = nullptr;  // where its fiber's frames begin
-  // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
-  // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
-  sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
-  bool can_land = false;
-  // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
-  const unsigned char* stack_lo = nullptr;
-  const unsigned char* stack_hi = nullptr;
-  std::uint32_t enabled_pos = ~0u;
-  boost::fibers::context* ctx = nullptr;
-  // A thread: its async-group families (bulk stores, cp.async; wgmma at a warp group's first
-  // thread), sim/runtime/async_groups.hpp.
-  AsyncGroupSet groups;
-  // cp.async: every copy it issued (what a cp.async.mbarrier.arrive tracks), and its arrive
-  // agents still waiting for their copies; an arrive agent's tracked copies.
-  std::vector<AgentId> cp_async_issued;
-  std::vector<AgentId> cp_async_arrivers;
-  std::vector<AgentId> tracked;
-  // A member of an async group (a store, a cp.async, a wgmma operand read): whether a commit
-  // put it in a group yet, which group, and whose groups they are.
-  bool committed = false;
-  std::uint32_t async_group = 0;
-  AgentId group_owner = kNoAgent;
-  AgentId thread_agent = kNoAgent;  // the thread that issued it
-  unsigned char* dst = nullptr;
-  const unsigned char* src = nullptr;
-  std::uint32_t copied = 0, total = 0, piece = 0;
-  std::uint64_t copy_seq = 0;
-};
-
-// Copies the calling thread's callee-saved registers and its live stack (from its stack
-// pointer up to `top`, where its fiber's frames begin) into `out`. Inlined into the protocol
-// code that polls, so that it sees that code's state and none of the runtime's frames.
-// Caller-saved registers are dead across a call, so this is the whole state of the thread
-// at the poll, if its state lives in registers and on its stack (device code: registers and
-// local memory; shared and global memory go through P::load/P::store). Leaves `out` empty
-// where unsupported or deeper than `limit`: such spins are explored poll by poll, which is
-// slower but loses nothing.
-[[gnu::always_inline]] inline void capture_thread_state(std::vector<unsigned char>& out, const unsigned char* top,
-                                                        std::size_t limit) {
-  out.clear();
-#if defined(__x86_64__)
-  std::uint64_t regs[7];
-  asm volatile(
-      "movq %%rbx, 0(%0)\n\t"
-      "movq %%rbp, 8(%0)\n\t"
-      "movq %%r12, 16(%0)\n\t"
-      "movq %%r13, 24(%0)\n\t"
-      "movq %%r14, 32(%0)\n\t"
-      "movq %%r15, 40(%0)\n\t"
-      "movq %%rsp, 48(%0)"
-      :
-      : "r"(regs)
-      : "memory");
-  const auto* sp = reinterpret_cast<const unsigned char*>(regs[6]);
-  if (!top || sp >= top || static_cast<std::size_t>(top - sp) > limit) return;
-  out.resize(sizeof regs + static_cast<std::size_t>(top - sp));
-  std::memcpy(out.data(), regs, sizeof regs);
-#if defined(__SANITIZE_ADDRESS__)
-  asan_fibers::copy_stack(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));  // redzones and all
-#else
-  std::memcpy(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));
-#endif
-#else
-  (void)top;
-  (void)limit;
-#endif
-}
-
-// Copies a call site field by field. A CallSite is built by the protocol's call with one store
-// per field; a whole-struct copy right after reads it back in 16-byte loads, which the CPU
-// cannot forward from those narrower stores (a stall of ~15 cycles per operation, a tenth
-// of a fuzzing step). Loads of the stores' own widths forward.
-[[gnu::always_inline]] inline void copy_site(CallSite& to, const CallSite& from) {
-  to.file = from.file;
-  to.line = from.line;
-  to.function = from.function;
-  to.column = from.column;
-}
 
 class Runtime;
 namespace runtime_detail {
