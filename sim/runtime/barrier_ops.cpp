@@ -55,7 +55,14 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
   if (row.effect == Effect::init) races_.barrier_init(bar.id, a.id);
   barrier_changed(bar, r.completed || row.effect == Effect::init || row.effect == Effect::inval);
   record(a, &bar);
-  observe(a.id, op, r.phase_before, r.completed, false, std::int64_t{0}, false, spawned, spawned != kNoAgent ? 1u : 0u);
+  observe_with([&] {
+    StepInfo step{a.id, op, r.phase_before, r.completed};
+    if (spawned != kNoAgent) {
+      step.spawned = spawned;
+      step.spawned_count = 1;
+    }
+    return step;
+  });
   return r;
 }
 
@@ -137,13 +144,17 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   }
   a.snapshot.clear();
   record(a, &bar);
+  auto step = [&] {
+    StepInfo s{a.id, a.op, bar.phase, false, complete};
+    s.read_woken = read_woken;
+    return s;
+  };
   if (!complete && captured) {
     // Reported at the thread's next announcement, which shows whether it was a spin iteration.
-    failed_poll_ = StepInfo{a.id, a.op, bar.phase, false, complete};
-    failed_poll_->read_woken = read_woken;
+    failed_poll_ = step();
     failed_poll_step_ = steps_;
   } else {
-    observe(a.id, a.op, bar.phase, false, complete, std::int64_t{0}, false, kNoAgent, 0u, false, read_woken);
+    observe_with(step);
   }
   return complete;
 }

@@ -504,6 +504,12 @@ class Runtime {
     if (observer_) [[unlikely]]
       observer_->on_step(*this, StepInfo{std::forward<Fields>(fields)...});
   }
+  // The same for a step whose later fields are set by name: `make` returns the StepInfo.
+  template <class Make>
+  void observe_with(Make&& make) {
+    if (observer_) [[unlikely]]
+      observer_->on_step(*this, make());
+  }
   // A failed poll of a thread whose state was captured is reported to the observer only at
   // the thread's next announcement, which tells whether it was a spin iteration (no other
   // agent runs in between, so the report keeps its place in the order of steps).
