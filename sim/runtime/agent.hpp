@@ -28,6 +28,10 @@ struct Agent {
   AgentId id = 0;
   Kind kind = Kind::thread;
   State state = State::ready;
+  // Its place in the enabled set (~0u: not enabled) and its fiber: with id, state and op in
+  // the record's first cache lines, which every step's scheduling reads.
+  std::uint32_t enabled_pos = ~0u;
+  boost::fibers::context* ctx = nullptr;
   std::uint32_t cta = 0;
   std::uint32_t thread = 0;  // thread index in the CTA; for a copy: issuing thread
   Op op;                     // the announced next operation
@@ -57,8 +61,6 @@ struct Agent {
   // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
   const unsigned char* stack_lo = nullptr;
   const unsigned char* stack_hi = nullptr;
-  std::uint32_t enabled_pos = ~0u;
-  boost::fibers::context* ctx = nullptr;
   // A thread: its async-group families (bulk stores, cp.async; wgmma at a warp group's first
   // thread), sim/runtime/async_groups.hpp.
   AsyncGroupSet groups;

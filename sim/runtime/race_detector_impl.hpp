@@ -105,6 +105,9 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   // Every buffer is emptied, not freed: a fuzzing campaign runs the same shape again and
   // again, and allocating them anew was a tenth of a step's cost. The per-barrier tables keep
   // their length (zeros: nothing known), not grown again entry by entry in every run.
+  // Clocks start as wide as the last execution's agents (its copies too; zeros): a join then
+  // finds them long enough, where growing them one copy at a time resized them in most joins.
+  const std::size_t width = std::max(agents, clocks_.size());
   for (std::size_t a = agents; a < clocks_.size(); ++a) spare(a);  // the last execution's copies
   for (auto& k : known_) k.clear();
   known_.resize(agents);
@@ -116,7 +119,7 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   clocks_.resize(agents);
   step_.assign(agents, 0);
   for (std::size_t a = 0; a < agents; ++a) {
-    clocks_[a].reset(agents, a, 1);
+    clocks_[a].reset(width, a, 1);
   }
   for (Released& r : released_) {
     for (int s = 0; s < kSlots; ++s) {
