@@ -15,7 +15,7 @@ void RaceDetectorCore<Clock>::join_knowledge(Knowledge& into, const Knowledge& f
   if (&into == &from) return;
   const std::size_t n = from.phase.size();
   if (into.phase.size() < n) into.phase.resize(n, 0);
-  std::uint64_t* __restrict to = into.phase.data();  // (AVX2 has no unsigned 64-bit max: scalar)
+  std::uint64_t* __restrict to = into.phase.data();  // (a few barriers: a vector loop was slower)
   const std::uint64_t* __restrict source = from.phase.data();
   for (std::size_t b = 0; b < n; ++b) to[b] = std::max(to[b], source[b]);
   if (from.init.empty()) return;
@@ -107,7 +107,8 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   // their length (zeros: nothing known), not grown again entry by entry in every run.
   // Clocks start as wide as the last execution's agents (its copies too; zeros): a join then
   // finds them long enough, where growing them one copy at a time resized them in most joins.
-  const std::size_t width = std::max(agents, clocks_.size());
+  // Rounded up to whole vectors of 8 entries, so that a join's vector loop needs no tail.
+  const std::size_t width = (std::max(agents, clocks_.size()) + 7) / 8 * 8;
   for (std::size_t a = agents; a < clocks_.size(); ++a) spare(a);  // the last execution's copies
   for (auto& k : known_) k.clear();
   known_.resize(agents);
