@@ -19,7 +19,7 @@
 // records, crash landing, the enabled set's bits, limits and time checks, async groups,
 // clusters, named barriers, the StepObserver and the strategy interface (one inline choice).
 //
-//   bench_step_floor [--runs R]
+//   bench_step_floor [--runs R] [--floor-only]   (--floor-only: the model alone, to profile it)
 #include <fmt/format.h>
 
 #include <boost/context/fiber.hpp>
@@ -390,12 +390,15 @@ class FloorModel {
 
 int main(int argc, char** argv) {
   std::uint64_t runs = 200'000;
+  bool floor_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--runs" && i + 1 < argc) {
       runs = std::strtoull(argv[++i], nullptr, 10);
+    } else if (flag == "--floor-only") {
+      floor_only = true;
     } else {
-      fmt::print(stderr, "usage: bench_step_floor [--runs R]\n");
+      fmt::print(stderr, "usage: bench_step_floor [--runs R] [--floor-only]\n");
       return 2;
     }
   }
@@ -417,6 +420,12 @@ int main(int argc, char** argv) {
   for (std::uint64_t r = 0; r < runs; ++r) transitions += model.run(r + 1);
   const double floor_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
+  const double floor_ns = floor_s * 1e9 / double(transitions);
+  fmt::print("bench_step_floor: epi-load, 3 stages, 1 store warp of 4 threads, 6 tiles of 4 floats; one core\n");
+  fmt::print("  floor model: {} runs, {} transitions ({:.1f} per run) in {:.3f} s = {:.1f} ns per transition\n", runs,
+             transitions, double(transitions) / double(runs), floor_s, floor_ns);
+  if (floor_only) return 0;
+
   using namespace mbcheck::sim;
   FuzzOptions o;
   o.runs = runs;
@@ -425,10 +434,7 @@ int main(int argc, char** argv) {
       {"stages", "3"}, {"store-warps", "1"}, {"threads-per-warp", "4"}, {"tiles", "6"}, {"tile-elems", "4"}};
   const FuzzResult f = fuzz([&] { return std::unique_ptr<Program>(make_protocol("epi-load", opts)); }, o);
 
-  const double floor_ns = floor_s * 1e9 / double(transitions), mb_ns = f.seconds * 1e9 / double(f.transitions);
-  fmt::print("bench_step_floor: epi-load, 3 stages, 1 store warp of 4 threads, 6 tiles of 4 floats; one core\n");
-  fmt::print("  floor model: {} runs, {} transitions ({:.1f} per run) in {:.3f} s = {:.1f} ns per transition\n", runs,
-             transitions, double(transitions) / double(runs), floor_s, floor_ns);
+  const double mb_ns = f.seconds * 1e9 / double(f.transitions);
   fmt::print("  mbcheck random walk: {} runs, {} transitions ({:.1f} per run) in {:.3f} s = {:.1f} ns per transition\n",
              f.runs, f.transitions, double(f.transitions) / double(f.runs), f.seconds, mb_ns);
   fmt::print("  mbcheck / floor: {:.2f}x the floor's time per transition\n", mb_ns / floor_ns);
