@@ -19,17 +19,31 @@
 // records, crash landing, the enabled set's bits, limits and time checks, async groups,
 // clusters, named barriers, the StepObserver and the strategy interface (one inline choice).
 //
-//   bench_step_floor [--runs R] [--floor-only]   (--floor-only: the model alone, to profile it)
+// The same model with `Complete` adds lean forms of the per-step part of what the floor leaves
+// out, to estimate how near the floor a whole redesigned step could be: each operation's call
+// site (std::source_location) kept in its agent, the barrier's liveness and phase-aliasing
+// checks, the replay record of every choice, the count-down records a try_wait status needs,
+// the enabled set's bits, the step limit and stop check, the strategy behind a virtual call,
+// the watchdog's protocol / runtime flag and tick at every switch, and the stack scrub spin
+// recognition needs (3.5 KiB per thread per run). Still left out: traces and observers (off in
+// fuzzing), async groups, clusters, named barriers (not in this protocol), and spin
+// recognition's snapshots (taken only at polls; epi-load makes none).
+//
+//   bench_step_floor [--runs R] [--floor-only]   (--floor-only: the models alone, to profile)
 #include <fmt/format.h>
 
+#include <atomic>
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <source_location>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/fuzz.hpp"
 #include "sim/protocols/protocols.hpp"
@@ -76,23 +90,41 @@ struct Word {
 
 struct Agent {
   Op op{};
+  const char* file = nullptr;  // Complete: where the protocol announced op
+  const char* function = nullptr;
+  std::uint32_t line = 0, column = 0;
   int bar = 0;
   std::int64_t arg = 0;
   int enabled_pos = -1;
   int copy_dst = 0, copy_src = 0;  // a copy (and its issue): stage word and C word it begins at
 };
 
+// The strategy interface of the Complete model: one virtual call a step, as mbcheck's.
+struct Chooser {
+  virtual ~Chooser() = default;
+  virtual void begin(std::uint64_t seed) = 0;
+  virtual int choose(const int* enabled, int n) = 0;
+};
+struct RandomChooser final : Chooser {
+  SplitMix64 rng{1};
+  void begin(std::uint64_t seed) override { rng = SplitMix64{seed}; }
+  int choose(const int* enabled, int n) override { return enabled[rng.below(static_cast<std::uint32_t>(n))]; }
+};
+
+template <bool Complete>
 class FloorModel {
  public:
   // release_before_read: the consumers arrive on empty[s] before they read the stage (mbcheck's
   // mutation of that name), so that the model's race detector is seen to work.
-  explicit FloorModel(bool release_before_read) : release_before_read_(release_before_read) {
+  FloorModel(bool release_before_read, Chooser* chooser)
+      : chooser_(chooser), release_before_read_(release_before_read) {
     for (int i = 0; i < kThreads; ++i) {
       ctx::fiber f(std::allocator_arg, ctx::protected_fixedsize_stack(64 * 1024), [this, i](ctx::fiber&& main) {
         cont_[kMain] = std::move(main);
         cur_ = i;
         switch_to(kMain);  // parked until the first run primes it
         for (;;) {
+          if constexpr (Complete) scrub_stack();
           thread_body(i);
           finish(i);  // parked at the end; the next run resumes it here
         }
@@ -156,9 +188,17 @@ class FloorModel {
   }
 
   // --- scheduling ---
-  void visible(Op op, int bar, std::int64_t arg, int copy_dst = 0, int copy_src = 0) {
+  void visible(Op op, int bar, std::int64_t arg, int copy_dst = 0, int copy_src = 0,
+               const std::source_location& site = std::source_location::current()) {
     const int a = cur_;
     Agent& ag = agents_[a];
+    if constexpr (Complete) {
+      in_protocol_.store(false, std::memory_order_relaxed);
+      ag.file = site.file_name();
+      ag.function = site.function_name();
+      ag.line = site.line();
+      ag.column = site.column();
+    }
     ag.op = op;
     ag.bar = bar;
     ag.arg = arg;
@@ -182,6 +222,10 @@ class FloorModel {
       const int next = decide();
       if (next != a) switch_to(next);
     }
+    if constexpr (Complete) {
+      ticks_.store(ticks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      in_protocol_.store(true, std::memory_order_relaxed);
+    }
     perform(a);  // chosen: its operation takes effect now
   }
 
@@ -191,6 +235,7 @@ class FloorModel {
     return true;
   }
   void add_enabled(int a) {
+    if constexpr (Complete) enabled_bits_ |= std::uint64_t{1} << a;
     agents_[a].enabled_pos = n_enabled_;
     enabled_[n_enabled_++] = a;
   }
@@ -200,6 +245,7 @@ class FloorModel {
     enabled_[pos] = last;
     agents_[last].enabled_pos = pos;
     agents_[a].enabled_pos = -1;
+    if constexpr (Complete) enabled_bits_ &= ~(std::uint64_t{1} << a);
   }
   void wake(int list) {
     int keep = 0;
@@ -217,7 +263,17 @@ class FloorModel {
   int decide() {
     for (;;) {
       if (n_enabled_ == 0) return kMain;
-      const int pick = enabled_[rng_.below(static_cast<std::uint32_t>(n_enabled_))];
+      int pick;
+      if constexpr (Complete) {
+        if (steps_ >= kMaxSteps) throw std::logic_error("floor model: step limit");
+        if (steps_ % 1024 == 0 && stop_.load(std::memory_order_relaxed)) throw std::logic_error("floor model: stopped");
+        pick = chooser_->choose(enabled_, n_enabled_);
+        if (pick < 0 || pick >= n_agents_ || agents_[pick].enabled_pos < 0)
+          throw std::logic_error("floor model: the strategy chose an agent not enabled");
+        schedule_.push_back(static_cast<std::uint32_t>(pick));
+      } else {
+        pick = enabled_[rng_.below(static_cast<std::uint32_t>(n_enabled_))];
+      }
       remove_enabled(pick);
       ++steps_;
       ++clock_[pick][pick];  // its next epoch
@@ -248,17 +304,40 @@ class FloorModel {
     switch_to(decide());  // another thread, or the driver when the run is over
   }
 
+  // Zeroes the 3.5 KiB below this frame, as mbcheck does at each thread's start for spin
+  // recognition: one string store, no call (a call's frame would lie in what it zeroes).
+  static void scrub_stack() {
+#if defined(__x86_64__)
+    std::uintptr_t sp;
+    asm volatile("movq %%rsp, %0" : "=r"(sp));
+    std::uintptr_t from = (sp - 3584) & ~std::uintptr_t{7}, words = (sp - from) / 8;
+    asm volatile("rep stosq" : "+D"(from), "+c"(words) : "a"(std::uint64_t{0}) : "memory");
+#endif
+  }
+
   // --- the emulator and the race detector ---
   void perform(int a) {
     Agent& ag = agents_[a];
     Barrier& b = bars_[ag.bar];
     switch (ag.op) {
-      case Op::init: b = Barrier{0, static_cast<std::uint32_t>(ag.arg), static_cast<std::uint32_t>(ag.arg), 0}; break;
+      case Op::init:
+        b = Barrier{0, static_cast<std::uint32_t>(ag.arg), static_cast<std::uint32_t>(ag.arg), 0};
+        if constexpr (Complete) live_[ag.bar] = true;
+        break;
       case Op::sync: join_all_synced(a); break;
-      case Op::wait: acquire(a, ag.bar, ag.arg); break;
+      case Op::wait:
+        if constexpr (Complete) {
+          if (!live_[ag.bar]) throw std::logic_error("floor model: wait on a barrier not initialised");
+          if (ag.arg + 1 < b.phase) throw std::logic_error("floor model: aliasing (two phases behind)");
+        }
+        acquire(a, ag.bar, ag.arg);
+        break;
       case Op::arrive:
       case Op::arrive_tx:
+        if constexpr (Complete)
+          if (!live_[ag.bar]) throw std::logic_error("floor model: arrive on a barrier not initialised");
         if (b.pending == 0) throw std::logic_error("floor model: over-arrival");
+        if constexpr (Complete) counting_[ag.bar].emplace_back(a, clock_[a][a]);
         if (ag.op == Op::arrive_tx) b.tx += ag.arg;
         release(a, ag.bar, b.phase, true);
         --b.pending;
@@ -290,6 +369,7 @@ class FloorModel {
     std::memcpy(&stage_[cp.copy_dst], &c_[cp.copy_src], kElems * sizeof(float));
     Barrier& b = bars_[cp.bar];
     if (b.tx < cp.arg) throw std::logic_error("floor model: tx below zero");
+    if constexpr (Complete) counting_[cp.bar].emplace_back(c, clock_[c][c]);
     release(c, cp.bar, b.phase, false);  // its own epoch only
     b.tx -= cp.arg;
     complete_if_done(cp.bar);
@@ -299,6 +379,10 @@ class FloorModel {
     if (b.pending != 0 || b.tx != 0) return;
     ++b.phase;
     b.pending = b.count;
+    if constexpr (Complete) {  // the phase's count-down records, kept for a later try_wait status
+      completed_[bar].swap(counting_[bar]);
+      counting_[bar].clear();
+    }
     wake(bar);
   }
 
@@ -349,6 +433,16 @@ class FloorModel {
   void reset(std::uint64_t seed) {
     rng_ = SplitMix64{seed};
     races_ = false;
+    if constexpr (Complete) {
+      chooser_->begin(seed);
+      schedule_.clear();
+      for (int b = 0; b < kBars; ++b) {
+        counting_[b].clear();
+        completed_[b].clear();
+        live_[b] = false;
+      }
+      enabled_bits_ = 0;
+    }
     steps_ = 0;
     n_enabled_ = 0;
     n_agents_ = kThreads;
@@ -373,6 +467,15 @@ class FloorModel {
   Barrier bars_[kBars];
   int synced_ = 0, unfinished_ = 0;
   bool priming_ = false, races_ = false;
+  // Complete only:
+  Chooser* chooser_;
+  std::vector<std::uint32_t> schedule_;
+  std::vector<std::pair<int, std::uint32_t>> counting_[kBars], completed_[kBars];
+  bool live_[kBars] = {};
+  std::uint64_t enabled_bits_ = 0;
+  std::atomic<bool> in_protocol_{false}, stop_{false};
+  std::atomic<std::uint64_t> ticks_{0};
+  static constexpr std::uint64_t kMaxSteps = 1'000'000;
   const bool release_before_read_;
   std::uint64_t steps_ = 0;
   SplitMix64 rng_{1};
@@ -385,6 +488,38 @@ class FloorModel {
   std::uint32_t generation_ = 0;
   float stage_[kStages * kElems] = {}, d_[kTiles * kElems] = {}, c_[kTiles * kElems] = {1, 2, 3, 4};
 };
+
+// The first of 100,000 random runs in which the model with release-before-read finds its race
+// (0: none).
+template <bool Complete>
+std::uint64_t first_race(Chooser* chooser) {
+  FloorModel<Complete> buggy(true, chooser);
+  for (std::uint64_t r = 0; r < 100'000; ++r) {
+    buggy.run(r + 1);
+    if (buggy.found_race()) return r + 1;
+  }
+  return 0;
+}
+
+struct Timed {
+  std::uint64_t runs = 0, transitions = 0;
+  double seconds = 0;
+  double ns() const { return seconds * 1e9 / double(transitions); }
+  void print(const char* what) const {
+    fmt::print("  {}: {} runs, {} transitions ({:.1f} per run) in {:.3f} s = {:.1f} ns per transition\n", what, runs,
+               transitions, double(transitions) / double(runs), seconds, ns());
+  }
+};
+
+template <bool Complete>
+Timed timed(std::uint64_t runs, Chooser* chooser) {
+  FloorModel<Complete> model(false, chooser);
+  Timed t{runs, 0, 0};
+  const auto t0 = Clock::now();
+  for (std::uint64_t r = 0; r < runs; ++r) t.transitions += model.run(r + 1);
+  t.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return t;
+}
 
 }  // namespace
 
@@ -402,28 +537,18 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // First the model's own check: its race detector finds the mutation in some random run.
-  FloorModel buggy(true);
-  std::uint64_t found_at = 0;
-  for (std::uint64_t r = 0; r < 100'000 && !found_at; ++r) {
-    buggy.run(r + 1);
-    if (buggy.found_race()) found_at = r + 1;
-  }
-  if (!found_at) {
-    fmt::print(stderr, "bench_step_floor: the floor model missed the release-before-read race in 100000 runs\n");
+  // First each model's own check: its race detector finds the mutation in some random run.
+  RandomChooser chooser;
+  const std::uint64_t found_floor = first_race<false>(&chooser), found_complete = first_race<true>(&chooser);
+  if (!found_floor || !found_complete) {
+    fmt::print(stderr, "bench_step_floor: a model missed the release-before-read race in 100000 runs\n");
     return 1;
   }
-
-  FloorModel model(false);
-  std::uint64_t transitions = 0;
-  const auto t0 = Clock::now();
-  for (std::uint64_t r = 0; r < runs; ++r) transitions += model.run(r + 1);
-  const double floor_s = std::chrono::duration<double>(Clock::now() - t0).count();
-
-  const double floor_ns = floor_s * 1e9 / double(transitions);
+  const Timed floor = timed<false>(runs, &chooser), complete = timed<true>(runs, &chooser);
   fmt::print("bench_step_floor: epi-load, 3 stages, 1 store warp of 4 threads, 6 tiles of 4 floats; one core\n");
-  fmt::print("  floor model: {} runs, {} transitions ({:.1f} per run) in {:.3f} s = {:.1f} ns per transition\n", runs,
-             transitions, double(transitions) / double(runs), floor_s, floor_ns);
+  floor.print("floor model");
+  complete.print("floor model, complete");
+  fmt::print("  complete / floor: {:.2f}x\n", complete.ns() / floor.ns());
   if (floor_only) return 0;
 
   using namespace mbcheck::sim;
@@ -434,10 +559,12 @@ int main(int argc, char** argv) {
       {"stages", "3"}, {"store-warps", "1"}, {"threads-per-warp", "4"}, {"tiles", "6"}, {"tile-elems", "4"}};
   const FuzzResult f = fuzz([&] { return std::unique_ptr<Program>(make_protocol("epi-load", opts)); }, o);
 
-  const double mb_ns = f.seconds * 1e9 / double(f.transitions);
+  const double mb_ns = f.seconds * 1e9 / double(f.transitions), floor_ns = floor.ns();
   fmt::print("  mbcheck random walk: {} runs, {} transitions ({:.1f} per run) in {:.3f} s = {:.1f} ns per transition\n",
              f.runs, f.transitions, double(f.transitions) / double(f.runs), f.seconds, mb_ns);
-  fmt::print("  mbcheck / floor: {:.2f}x the floor's time per transition\n", mb_ns / floor_ns);
-  fmt::print("  (the model's own check: it finds release-before-read's race at run {})\n", found_at);
+  fmt::print("  mbcheck / floor: {:.2f}x the floor's time per transition; mbcheck / complete: {:.2f}x\n",
+             mb_ns / floor_ns, mb_ns / complete.ns());
+  fmt::print("  (the models' own check: both find release-before-read's race, at runs {} and {})\n", found_floor,
+             found_complete);
   return 0;
 }
