@@ -19,15 +19,16 @@
 // records, crash landing, the enabled set's bits, limits and time checks, async groups,
 // clusters, named barriers, the StepObserver and the strategy interface (one inline choice).
 //
-// The same model with `Complete` adds lean forms of the per-step part of what the floor leaves
-// out, to estimate how near the floor a whole redesigned step could be: each operation's call
-// site (std::source_location) kept in its agent, the barrier's liveness and phase-aliasing
-// checks, the replay record of every choice, the count-down records a try_wait status needs,
-// the enabled set's bits, the step limit and stop check, the strategy behind a virtual call,
-// the watchdog's protocol / runtime flag and tick at every switch, and the stack scrub spin
-// recognition needs (3.5 KiB per thread per run). Still left out: traces and observers (off in
-// fuzzing), async groups, clusters, named barriers (not in this protocol), and spin
-// recognition's snapshots (taken only at polls; epi-load makes none).
+// The same model with `Complete` adds lean forms of the per-step part of what the floor
+// leaves out, to estimate how near the floor a whole redesigned step could be: each
+// operation's call site (a mbcheck::CallSite, as the Platform contract passes it) kept in its
+// agent, the barrier's liveness and phase-aliasing checks, the replay record of every choice,
+// the count-down records a try_wait status needs, the enabled set's bits, the step limit and
+// stop check, the strategy behind a virtual call, the watchdog's protocol / runtime flag and
+// tick at every switch, and the stack scrub spin recognition needs (3.5 KiB per thread per
+// run). Still left out: traces and observers (off in fuzzing), async groups, clusters, named
+// barriers (not in this protocol), and spin recognition's snapshots (taken only at polls;
+// epi-load makes none).
 //
 //   bench_step_floor [--runs R] [--floor-only]   (--floor-only: the models alone, to profile)
 #include <fmt/format.h>
@@ -39,7 +40,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -189,15 +189,15 @@ class FloorModel {
 
   // --- scheduling ---
   void visible(Op op, int bar, std::int64_t arg, int copy_dst = 0, int copy_src = 0,
-               const std::source_location& site = std::source_location::current()) {
+               const mbcheck::CallSite& site = mbcheck::CallSite::current()) {
     const int a = cur_;
     Agent& ag = agents_[a];
     if constexpr (Complete) {
       in_protocol_.store(false, std::memory_order_relaxed);
-      ag.file = site.file_name();
-      ag.function = site.function_name();
-      ag.line = site.line();
-      ag.column = site.column();
+      ag.file = site.file;
+      ag.function = site.function;
+      ag.line = site.line;
+      ag.column = site.column;
     }
     ag.op = op;
     ag.bar = bar;
