@@ -128,7 +128,12 @@ void Runtime::wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* 
     if (first == kNoAgent) first = r.id;
     ++count;
   }
-  observe(me.id, me.op, 0, false, false, 0, false, first, count);
+  observe_with([&] {
+    StepInfo step{me.id, me.op};
+    step.spawned = first;
+    step.spawned_count = count;
+    return step;
+  });
 }
 
 }  // namespace mbcheck::sim

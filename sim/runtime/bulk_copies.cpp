@@ -99,7 +99,11 @@ void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t byte
   const std::uint32_t piece = copy_piece_bytes(bytes);
   Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::copy_land, &bar, std::min(piece, bytes)});
   c.piece = piece;
-  observe(issuer.id, issuer.op, bar.phase, false, false, 0, false, c.id);
+  observe_with([&] {
+    StepInfo step{issuer.id, issuer.op, bar.phase};
+    step.spawned = c.id;
+    return step;
+  });
 }
 
 void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes) {
@@ -109,7 +113,11 @@ void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t byt
   record(issuer, nullptr);
   Agent& c = spawn_copy_agent(issuer, gmem_dst, smem_src, bytes, {OpKind::store_land, nullptr, bytes});
   add_group_member(issuer, c, GroupKind::bulk_store);
-  observe(issuer.id, issuer.op, 0, false, false, 0, false, c.id);
+  observe_with([&] {
+    StepInfo step{issuer.id, issuer.op};
+    step.spawned = c.id;
+    return step;
+  });
 }
 
 void Runtime::fence_proxy_async() {

@@ -32,7 +32,12 @@ void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes
   Agent& c = spawn_copy_agent(issuer, smem_dst, gmem_src, bytes, {OpKind::cp_async_land, nullptr, bytes});
   add_group_member(issuer, c, GroupKind::cp_async);
   issuer.cp_async_issued.push_back(c.id);
-  observe(issuer.id, issuer.op, 0, false, false, 0, false, c.id, 1u);
+  observe_with([&] {
+    StepInfo step{issuer.id, issuer.op};
+    step.spawned = c.id;
+    step.spawned_count = 1;
+    return step;
+  });
 }
 
 void Runtime::cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc) {

@@ -109,7 +109,7 @@ struct Op {
 
 // Copies an operation field by field: callers build an Op with one store per field, and a
 // whole-struct copy right after reads it back in 16-byte loads that the CPU cannot forward
-// from those narrower stores (a ~15-cycle stall per step; see copy_site in runtime.hpp).
+// from those narrower stores (a ~15-cycle stall per step; see copy_site in agent.hpp).
 [[gnu::always_inline]] inline void copy_op(Op& to, const Op& from) {
   to.kind = from.kind;
   to.bar = from.bar;
