@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/explore/strategy.hpp"
 #include "sim/fuzz.hpp"
 #include "sim/protocols/protocols.hpp"
 
@@ -63,16 +64,7 @@ static_assert(kMaxAgents <= kW);
 
 enum class Op : std::uint8_t { init, sync, wait, arrive, arrive_tx, copy, land };
 
-struct SplitMix64 {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>(((next() >> 32) * n) >> 32); }
-};
+using mbcheck::sim::SplitMix64;  // mbcheck's own generator (sim/explore/strategy.hpp)
 
 struct Barrier {
   std::int64_t phase = 0;  // completed phases
