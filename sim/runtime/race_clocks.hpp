@@ -1,7 +1,8 @@
 // The race detector's two vector-clock representations, one interface (RaceDetector picks one
 // per execution by its thread count, sim/runtime/race_detector.hpp):
-// - DenseClock: one entry per agent in a vector. A join is a vectorised max over the agents
-//   so far: cheapest where they are few (a fuzzing run's 14).
+// - DenseClock: one entry per agent, the first 16 inline, the rest in a vector. A join is a
+//   fixed-width max inlined at its call, then a vectorised max over the rest: cheapest where
+//   the agents are few (a fuzzing run's 14).
 // - SharedClock: entries in chunks of 64, each chunk shared copy-on-write between the clocks
 //   that hold the same entries. Threads that pass one barrier phase acquire the same released
 //   clock and so share its chunks; a join compares chunk pointers and looks entry by entry
@@ -26,33 +27,63 @@ void max_into(std::uint32_t* __restrict d, const std::uint32_t* __restrict s, st
 
 class DenseClock {
  public:
-  std::size_t size() const { return v_.size(); }
-  bool empty() const { return v_.empty(); }
-  bool has_storage() const { return v_.capacity() != 0; }  // a buffer worth keeping for reuse
-  std::uint32_t operator[](std::size_t i) const { return i < v_.size() ? v_[i] : 0; }
+  // The first kInline entries live in the clock itself, always all valid (zeros where unset),
+  // so that the joins of a fuzzing run (a few threads and copies) are one fixed-width max
+  // inlined at the call: no size check, no resize, no call. Agents past them go to a tail.
+  static constexpr std::size_t kInline = 16;
+
+  std::size_t size() const { return kInline + tail_.size(); }
+  bool empty() const {  // all entries 0
+    for (std::uint32_t e : head_)
+      if (e) return false;
+    for (std::uint32_t e : tail_)
+      if (e) return false;
+    return true;
+  }
+  bool has_storage() const { return tail_.capacity() != 0; }  // a tail buffer worth keeping for reuse
+  std::uint32_t operator[](std::size_t i) const {
+    if (i < kInline) return head_[i];
+    i -= kInline;
+    return i < tail_.size() ? tail_[i] : 0;
+  }
   std::uint32_t& at(std::size_t i) {
-    if (v_.size() <= i) v_.resize(i + 1, 0);
-    return v_[i];
+    if (i < kInline) return head_[i];
+    i -= kInline;
+    if (tail_.size() <= i) tail_.resize(i + 1, 0);
+    return tail_[i];
   }
   void raise(std::size_t i, std::uint32_t value) {  // entry i = max(entry i, value)
     std::uint32_t& e = at(i);
     if (e < value) e = value;
   }
-  void clear() { v_.clear(); }
-  void swap(DenseClock& o) noexcept { v_.swap(o.v_); }
+  void clear() {
+    for (std::uint32_t& e : head_) e = 0;
+    tail_.clear();
+  }
+  void swap(DenseClock& o) noexcept {
+    for (std::size_t i = 0; i < kInline; ++i) std::swap(head_[i], o.head_[i]);
+    tail_.swap(o.tail_);
+  }
   void reset(std::size_t n, std::size_t own, std::uint32_t value) {  // n zeros, entry `own` = value
-    v_.assign(n, 0);
+    for (std::uint32_t& e : head_) e = 0;
+    tail_.assign(n > kInline ? n - kInline : 0, 0);
     at(own) = value;
   }
   void join(const DenseClock& from, std::size_t /*limit*/ = SIZE_MAX) {
-    const std::size_t n = from.v_.size();
-    if (v_.size() < n) v_.resize(n, 0);
     if (this == &from) return;
-    race_clocks::max_into(v_.data(), from.v_.data(), n);  // distinct buffers: vectorised
+    for (std::size_t i = 0; i < kInline; ++i) head_[i] = head_[i] < from.head_[i] ? from.head_[i] : head_[i];
+    if (!from.tail_.empty()) join_tail(from);
   }
 
  private:
-  std::vector<std::uint32_t> v_;
+  void join_tail(const DenseClock& from) {
+    const std::size_t n = from.tail_.size();
+    if (tail_.size() < n) tail_.resize(n, 0);
+    race_clocks::max_into(tail_.data(), from.tail_.data(), n);  // distinct buffers: vectorised
+  }
+
+  alignas(32) std::uint32_t head_[kInline] = {};
+  std::vector<std::uint32_t> tail_;  // entries kInline and on
 };
 
 class SharedClock {

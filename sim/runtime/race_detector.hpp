@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <memory>
@@ -64,6 +65,43 @@ void clear_generations(Page& p);
 std::unique_ptr<Page> take_page();
 void pool_page(std::unique_ptr<Page> page);
 }  // namespace race_shadow
+
+// Per knowledge slot (a barrier's, RaceDetectorCore::knowledge_slot) one 32-bit key, the first
+// 8 slots inline (a pipeline's barriers: a join is a fixed-width max at its call, no size
+// check), more in a tail. Unset slots read 0 (nothing known).
+class KnowledgeKeys {
+ public:
+  static constexpr std::size_t kInline = 8;
+  std::uint32_t operator[](std::size_t s) const {
+    if (s < kInline) return head_[s];
+    s -= kInline;
+    return s < tail_.size() ? tail_[s] : 0;
+  }
+  std::uint32_t& at(std::size_t s) {
+    if (s < kInline) return head_[s];
+    s -= kInline;
+    if (tail_.size() <= s) tail_.resize(s + 1, 0);
+    return tail_[s];
+  }
+  void join(const KnowledgeKeys& from) {
+    for (std::size_t s = 0; s < kInline; ++s) head_[s] = head_[s] < from.head_[s] ? from.head_[s] : head_[s];
+    if (!from.tail_.empty()) join_tail(from);
+  }
+  void clear() {
+    for (std::uint32_t& k : head_) k = 0;
+    tail_.clear();
+  }
+  std::size_t capacity() const { return tail_.capacity(); }
+
+ private:
+  void join_tail(const KnowledgeKeys& from) {
+    if (tail_.size() < from.tail_.size()) tail_.resize(from.tail_.size(), 0);
+    for (std::size_t s = 0; s < from.tail_.size(); ++s) tail_[s] = std::max(tail_[s], from.tail_[s]);
+  }
+
+  alignas(16) std::uint32_t head_[kInline] = {};
+  std::vector<std::uint32_t> tail_;
+};
 
 // The detector over one clock representation (sim/runtime/race_clocks.hpp); RaceDetector
 // below picks one per execution.
@@ -152,23 +190,31 @@ class RaceDetectorCore {
   static constexpr std::size_t kPageWords = race_shadow::kPageWords;
   // Knowledge, joined along every happens-before edge as the clocks are; index: the barrier's
   // knowledge slot (knowledge_slot).
-  // Per barrier the newest phase known complete, as one ordered key (incarnation, phase), so
-  // that a join is a max: a newer incarnation wins, then a later phase (a phase of an older
-  // incarnation than the barrier's current one is void); 0: nothing known (incarnation 0,
-  // phase -1). And, in cluster shapes only (track_init_visibility), the init facts.
-  static std::uint64_t phase_key(std::uint32_t incarnation, std::int64_t phase) {
-    return (std::uint64_t{incarnation} << 40) | static_cast<std::uint64_t>(phase + 1);
+  // Per barrier the newest phase known complete, as a 32-bit key in one order per barrier, so
+  // that a join is a max: the phases of its current incarnation are keys first_key_ + 1 +
+  // phase, and each init starts past every key its earlier incarnations handed out, so a
+  // newer incarnation wins and a key at or below first_key_ is void; 0: nothing known.
+  // And, in cluster shapes only (track_init_visibility), the init facts.
+  std::uint32_t phase_key(std::uint32_t barrier, std::int64_t phase) {  // hands the key out (inline: every acquire)
+    if (barrier < first_key_.size() && phase >= -1) {
+      const std::uint64_t key = std::uint64_t{first_key_[barrier]} + 1 + static_cast<std::uint64_t>(phase);
+      if (key < UINT32_MAX - 1) {
+        std::uint32_t& last = last_key_[barrier];
+        last = std::max(last, static_cast<std::uint32_t>(key));
+        return static_cast<std::uint32_t>(key);
+      }
+    }
+    return phase_key_slow(barrier, phase);
   }
-  static std::uint32_t key_incarnation(std::uint64_t key) { return static_cast<std::uint32_t>(key >> 40); }
-  static std::int64_t key_phase(std::uint64_t key) {
-    return static_cast<std::int64_t>(key & ((std::uint64_t{1} << 40) - 1)) - 1;
-  }
+  std::uint32_t phase_key_slow(std::uint32_t barrier, std::int64_t phase);  // grows the tables; or throws
+  std::vector<std::uint32_t> first_key_;  // per barrier: its current incarnation's key of phase -1
+  std::vector<std::uint32_t> last_key_;   // per barrier: the largest key handed out
   struct InitFacts {
     std::uint32_t visible = 0;  // the incarnation whose init is visible to the agent (joined)
     std::uint32_t fenced = 0;   // ... and fenced by it (the agent's own; never joined)
   };
   struct Knowledge {
-    std::vector<std::uint64_t> phase;
+    KnowledgeKeys phase;
     std::vector<InitFacts> init;
     void clear() {
       phase.clear();
@@ -176,7 +222,13 @@ class RaceDetectorCore {
     }
     std::size_t capacity() const { return phase.capacity() + init.capacity(); }
   };
-  static void join_knowledge(Knowledge& into, const Knowledge& from);
+  // Inline: every release and acquire joins knowledge; the init facts (cluster shapes) apart.
+  static void join_knowledge(Knowledge& into, const Knowledge& from) {
+    if (&into == &from) return;
+    into.phase.join(from.phase);
+    if (!from.init.empty()) join_inits(into, from);
+  }
+  static void join_inits(Knowledge& into, const Knowledge& from);
   bool ordered(const Epoch& e, AgentId a) const { return e.agent == ~0u || clocks_[a][e.agent] >= e.clock; }
   Page& page(std::uintptr_t page_index);
   VClock& released_clock(std::uint32_t barrier, std::int64_t phase);

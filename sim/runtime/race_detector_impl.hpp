@@ -4,21 +4,16 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
+#include <string>
 
 #include "sim/runtime/race_detector.hpp"
 
 namespace mbcheck::sim {
 
 template <class Clock>
-void RaceDetectorCore<Clock>::join_knowledge(Knowledge& into, const Knowledge& from) {
-  if (&into == &from) return;
-  const std::size_t n = from.phase.size();
-  if (into.phase.size() < n) into.phase.resize(n, 0);
-  std::uint64_t* __restrict to = into.phase.data();  // (a few barriers: a vector loop was slower)
-  const std::uint64_t* __restrict source = from.phase.data();
-  for (std::size_t b = 0; b < n; ++b) to[b] = std::max(to[b], source[b]);
-  if (from.init.empty()) return;
+void RaceDetectorCore<Clock>::join_inits(Knowledge& into, const Knowledge& from) {
   if (into.init.size() < from.init.size()) into.init.resize(from.init.size());
   for (std::size_t b = 0; b < from.init.size(); ++b)
     into.init[b].visible = std::max(into.init[b].visible, from.init[b].visible);
@@ -47,9 +42,24 @@ std::int64_t RaceDetectorCore<Clock>::known_phase(AgentId a, std::uint32_t barri
   if (is_hidden(barrier))
     throw std::logic_error("mbcheck: known_phase of a hidden counter, of which no knowledge is kept");
   const std::uint32_t slot = slot_if_any(barrier);
-  if (a >= known_.size() || slot >= known_[a].phase.size()) return -1;  // (kNoSlot: nothing learnt of it)
-  const std::uint64_t k = known_[a].phase[slot];
-  return key_incarnation(k) == incarnation(barrier) ? key_phase(k) : -1;
+  if (a >= known_.size() || slot == kNoSlot) return -1;  // (kNoSlot: nothing learnt of it)
+  const std::uint32_t k = known_[a].phase[slot];
+  const std::uint32_t first = barrier < first_key_.size() ? first_key_[barrier] : 0;
+  return k > first ? std::int64_t{k} - first - 1 : -1;
+}
+
+template <class Clock>
+std::uint32_t RaceDetectorCore<Clock>::phase_key_slow(std::uint32_t barrier, std::int64_t phase) {
+  if (first_key_.size() <= barrier) {
+    first_key_.resize(barrier + 1, 0);
+    last_key_.resize(barrier + 1, 0);
+  }
+  const std::int64_t key = std::int64_t{first_key_[barrier]} + 1 + phase;
+  if (phase < -1 || key > std::int64_t{UINT32_MAX - 1})
+    throw std::logic_error("mbcheck: a barrier's phase knowledge ran out of 32-bit keys (phase " +
+                           std::to_string(phase) + ")");
+  last_key_[barrier] = std::max(last_key_[barrier], static_cast<std::uint32_t>(key));
+  return static_cast<std::uint32_t>(key);
 }
 
 template <class Clock>
@@ -58,6 +68,13 @@ void RaceDetectorCore<Clock>::barrier_init(std::uint32_t barrier, AgentId by, bo
   if (init_by_.size() <= barrier) init_by_.resize(barrier + 1, ~0u);
   if (hidden_.size() <= barrier) hidden_.resize(barrier + 1, 0);
   ++incarnation_[barrier];
+  if (first_key_.size() <= barrier) {
+    first_key_.resize(barrier + 1, 0);
+    last_key_.resize(barrier + 1, 0);
+  }
+  if (last_key_[barrier] >= UINT32_MAX - 1)
+    throw std::logic_error("mbcheck: a barrier's phase knowledge ran out of 32-bit keys (too many inits)");
+  first_key_[barrier] = last_key_[barrier] = last_key_[barrier] + 1;  // past every earlier key
   init_by_[barrier] = by;
   hidden_[barrier] = hidden;
   if (!track_inits_ || hidden) return;
@@ -113,6 +130,8 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   for (auto& k : known_) k.clear();
   known_.resize(agents);
   std::fill(incarnation_.begin(), incarnation_.end(), 0);
+  std::fill(first_key_.begin(), first_key_.end(), 0);
+  std::fill(last_key_.begin(), last_key_.end(), 0);
   std::fill(init_by_.begin(), init_by_.end(), ~0u);
   std::fill(hidden_.begin(), hidden_.end(), 0);  // kept at their length: no resize per execution
   std::fill(slot_of_.begin(), slot_of_.end(), kNoSlot);
@@ -122,13 +141,8 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   for (std::size_t a = 0; a < agents; ++a) {
     clocks_[a].reset(width, a, 1);
   }
-  for (Released& r : released_) {
-    for (int s = 0; s < kSlots; ++s) {
-      r.phase[s] = INT64_MIN;
-      r.clock[s].clear();
-      r.known[s].clear();
-    }
-  }
+  for (Released& r : released_)  // (a slot's clock and knowledge are cleared when it is taken)
+    for (int s = 0; s < kSlots; ++s) r.phase[s] = INT64_MIN;
   shared_reads_.clear();
   fenced_.assign(agents, 0);
   for (VClock& c : exit_clocks_) c.clear();
@@ -245,9 +259,8 @@ void RaceDetectorCore<Clock>::acquire(AgentId a, std::uint32_t barrier, std::int
   if (!is_hidden(barrier)) {
     Knowledge& mine = knowledge(a);
     const std::uint32_t slot = knowledge_slot(barrier);
-    if (mine.phase.size() <= slot) mine.phase.resize(slot + 1, 0);
-    const std::uint32_t now = incarnation(barrier);
-    mine.phase[slot] = std::max(mine.phase[slot], phase_key(now, phase));  // mine is of no newer incarnation
+    std::uint32_t& key = mine.phase.at(slot);
+    key = std::max(key, phase_key(barrier, phase));  // mine is of no newer incarnation
   }
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];
@@ -283,9 +296,12 @@ void RaceDetectorCore<Clock>::join_all(const std::vector<AgentId>& agents, std::
     all.join(clocks_[a], clocks_.size());
     join_knowledge(known, known_[a]);
   }
+  // `all` holds every waiter's clock and phase knowledge: each waiter takes a copy (no max
+  // needed; its init facts are joined, as its own fenced ones must stay).
   for (AgentId a : agents) {
-    join_knowledge(known_[a], known);
-    clocks_[a].join(all, clocks_.size());
+    known_[a].phase = known.phase;
+    if (!known.init.empty()) join_knowledge(known_[a], known);
+    clocks_[a] = all;
     ++clocks_[a].at(a);
   }
 }
