@@ -15,6 +15,8 @@
 #include "sim/protocols/protocols.hpp"
 #include "sim/runtime/race_clocks.hpp"
 #include "sim/runtime/race_detector.hpp"
+#include "sim/check.hpp"
+#include "tests/protocol_helpers.hpp"
 
 using namespace mbcheck::sim;
 
@@ -183,4 +185,49 @@ TEST_CASE("dense and chunked clocks give one program the same search and report"
   CHECK(chunked.verdict == dense.verdict);
   CHECK(chunked.message == dense.message);
   if (flags.count("mutation")) CHECK(dense.verdict != "none");  // each mutation is a bug here
+}
+
+TEST_CASE("a re-initialised barrier's phase 0 carries nothing of the earlier incarnation's phase 0",
+          "[runtime][race]") {
+  // Thread 1 stores and arrives on phase 0 of barrier 0's first incarnation (count 2: that
+  // phase never completes), then tells thread 0 through barrier 1 with a relaxed arrive (it
+  // orders nothing). Thread 0 invalidates barrier 0, re-initialises it with count 1 and tells
+  // thread 2 the same way; thread 2 completes phase 0 of the second incarnation, waits for it
+  // and reads the word. Nothing orders thread 1's store before that read: the first
+  // incarnation's phase 0 released it, but no wait ever saw that phase complete.
+  using namespace mbcheck::sim::test;
+  for (const std::size_t chunked_from : {std::size_t{0}, SIZE_MAX}) {
+    ChunkedFrom scope(chunked_from);
+    FunctionProgram prog(threads(3), [] {
+      using P = HostPlatform;
+      const auto t = P::thread_idx();
+      if (t == 0) {
+        smem_bar(0).init(2);
+        smem_bar(1).init(1);
+        smem_bar(2).init(1);
+      }
+      P::sync_threads();
+      auto& told_0 = reinterpret_cast<P::Barrier*>(P::shared_memory())[1];
+      auto& told_2 = reinterpret_cast<P::Barrier*>(P::shared_memory())[2];
+      if (t == 1) {
+        P::store(smem_word(0), std::int64_t{1});
+        smem_bar(0).arrive();
+        P::mbarrier_arrive_relaxed(told_0);
+      } else if (t == 0) {
+        smem_bar(1).wait(0);
+        smem_bar(0).inval();
+        smem_bar(0).init(1);
+        P::mbarrier_arrive_relaxed(told_2);
+      } else {
+        smem_bar(2).wait(0);
+        smem_bar(0).arrive();
+        smem_bar(0).wait(0);
+        (void)P::load(smem_word(0));
+      }
+    });
+    const ExploreResult r = explore_all(prog);
+    INFO("chunked from " << chunked_from << ": " << (r.bug ? r.bug->message : ""));
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::race);
+  }
 }

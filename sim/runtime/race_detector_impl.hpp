@@ -75,6 +75,10 @@ void RaceDetectorCore<Clock>::barrier_init(std::uint32_t barrier, AgentId by, bo
   if (last_key_[barrier] >= UINT32_MAX - 1)
     throw std::logic_error("mbcheck: a barrier's phase knowledge ran out of 32-bit keys (too many inits)");
   first_key_[barrier] = last_key_[barrier] = last_key_[barrier] + 1;  // past every earlier key
+  // The new incarnation's phases start again from 0: what earlier ones released is void (a wait
+  // on the new phase 0 must not take the releases of an old phase 0 that never completed).
+  if (barrier < released_.size())
+    for (int s = 0; s < kSlots; ++s) released_[barrier].phase[s] = INT64_MIN;
   init_by_[barrier] = by;
   hidden_[barrier] = hidden;
   if (!track_inits_ || hidden) return;
