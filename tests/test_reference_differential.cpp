@@ -45,6 +45,7 @@ void agree_on(std::uint64_t first, std::uint64_t last) {
                               "stmt:copy",
                               "stmt:atomic_add",
                               "stmt:sync_threads",
+                              "stmt:reinit",
                               "pattern:next-phase wait after own arrive",
                               "pattern:straight-line repeated polls",
                               "pattern:tx ops beside plain arrivals",

@@ -143,6 +143,13 @@
 //                       rendezvous; records lane arg's value
 //   arrive_relaxed      mbarrier.arrive.relaxed.cta (count 1): the arrive-on of `arrive`, releasing
 //                       nothing (no data and no phase knowledge)
+//   inval               mbarrier.inval on `bar`: any later use of it but reinit is misuse
+//                       invalidated (a wait blocked on it runs, to report it)
+//   reinit              mbarrier.init(bar, arg) of an invalidated barrier (of a live one: misuse
+//                       reinit-live): a new incarnation from phase 0, carrying nothing of the
+//                       earlier one's releases. Programs with reinit have no tokens, status
+//                       slots, parity waits or cp.async arrives (whose meaning across an
+//                       incarnation the reference does not define); the generator keeps them so.
 // Warps: warp_size is 1 (each thread a warp: named-barrier counts are thread counts) or 2 (for
 // the collectives; such programs use no named barriers, whose per-warp arrival is not modelled
 // here). Lanes of one warp run the same collectives in the same order (the generator keeps it
@@ -220,6 +227,8 @@ enum class Stmt : std::uint8_t {
   arrive_relaxed,
   spin_flag,
   spin_backoff_grow,
+  inval,
+  reinit,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -258,6 +258,23 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       }
       break;
     }
+    case 17: {  // a barrier re-initialised: one thread stores and arrives on phase 0 of barrier
+                // 0's first incarnation (count 2: it may never complete) and tells the other
+                // through barrier 1 (relaxed: ordering nothing, or a release), who invalidates
+                // barrier 0, inits it again and completes, waits and reads in its new phase 0
+      g.p.barriers = 2;
+      g.p.counts = {1 + g.pick(2), 1};
+      s[b].push_back({Stmt::store, 0, 0});
+      s[b].push_back({Stmt::arrive, 0, 0});
+      s[b].push_back({g.chance(50) ? Stmt::arrive_relaxed : Stmt::arrive, 1, 0});
+      if (g.chance(85)) s[a].push_back({g.chance(70) ? Stmt::wait : Stmt::spin_try_wait, 1, 0});
+      s[a].push_back({Stmt::inval, 0, 0});
+      s[a].push_back({Stmt::reinit, 0, g.chance(75) ? 1 : 2});
+      s[a].push_back({Stmt::arrive, 0, 0});
+      s[a].push_back({g.chance(60) ? Stmt::wait : Stmt::spin_try_wait, 0, 0});
+      s[a].push_back({Stmt::load, 0, 0});
+      break;
+    }
     case 11:  // rounds of bar.sync over the CTA with data between
       for (std::uint32_t t = 0; t < g.p.threads; ++t) {
         s[t].push_back({Stmt::store, 0, static_cast<std::int32_t>(t % kDataWords)});
@@ -317,6 +334,27 @@ void plant_protocol(Gen& g) {
   (void)n;
 }
 
+// A program that re-initialises a barrier has no statement whose meaning across incarnations
+// the reference leaves undefined (diff_program.hpp, reinit): each becomes a plain arrive.
+void keep_reinit_defined(DiffProgram& p) {
+  bool reinit = false;
+  for (const auto& script : p.scripts)
+    for (const Instr& i : script) reinit |= i.op == Stmt::reinit;
+  if (!reinit) return;
+  for (auto& script : p.scripts)
+    for (Instr& i : script) switch (i.op) {
+        case Stmt::arrive_token:
+        case Stmt::token_test_wait:
+        case Stmt::token_wait:
+        case Stmt::status_try:
+        case Stmt::status_wait:
+        case Stmt::parity_wait:
+        case Stmt::parity_try_wait:
+        case Stmt::cpa_arrive: i = Instr{Stmt::arrive, i.bar, 0}; break;
+        default: break;
+      }
+}
+
 }  // namespace
 
 DiffProgram generate(std::uint64_t seed) {
@@ -338,9 +376,10 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    // (pattern 16 takes half of pattern 5's draws, so that older seeds keep their programs)
+    // (patterns 16 and 17 take half of pattern 5's and 2's draws, so that older seeds keep
+    // their programs)
     const std::uint32_t which = g.pick(16);
-    plant_pattern(g, which == 5 && g.chance(50) ? 16 : which);
+    plant_pattern(g, which == 5 && g.chance(50) ? 16 : which == 2 && g.chance(50) ? 17 : which);
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
                         p.scripts[0][3].op == Stmt::wait;
@@ -357,6 +396,7 @@ DiffProgram generate(std::uint64_t seed) {
     }
   }
   if (warps) plant_collectives(p, g.rng);
+  keep_reinit_defined(p);
   return p;
 }
 

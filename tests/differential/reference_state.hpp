@@ -60,6 +60,7 @@ struct Thread {
 struct Barrier {
   I index = 0;  // cta * nbars + b: where threads keep their knowledge of it
   I live = 0, phase = 0, expected = 0, pending = 0, tx = 0;
+  I invalidated = 0;                  // not live after an inval (misuse invalidated, not uninitialized)
   I observed = 0;                     // a wait/poll answered true since the last completion (missing-wait rule)
   std::vector<Clock> releases;        // by phase: join of everything released on that phase
   std::vector<std::vector<I>> known;  // by phase: join of the phase knowledge released on it
@@ -68,6 +69,7 @@ struct Barrier {
   void visit(V& v) {
     v(index);
     v(live);
+    v(invalidated);
     v(phase);
     v(expected);
     v(pending);
@@ -271,7 +273,7 @@ struct Bug {
 // ---- barrier rules (PTX, as in the emulator: same checks, same order) ----------------------
 
 inline void require_live(const Barrier& b) {
-  if (!b.live) misuse("uninitialized");
+  if (!b.live) misuse(b.invalidated ? "invalidated" : "uninitialized");
 }
 inline void check_bytes(I bytes) {  // the byte operand of expect_tx / complete_tx / arrive.expect_tx
   if (bytes < 0 || bytes > kMaxTx) misuse("tx-out-of-range");

@@ -5,6 +5,20 @@
 namespace mbcheck::diff::ref {
 
 // --- thread steps ---
+namespace {
+// mbarrier.init: the emulator's checks in its order, then a new incarnation from phase 0 that
+// carries nothing of an earlier one (its releases, knowledge and peers are per phase of it).
+void init_barrier(Barrier& b, I count) {
+  if (b.live) misuse("reinit-live");
+  if (count < 1 || count > kMaxCount) misuse("count-out-of-range");
+  const I index = b.index;
+  b = Barrier{};
+  b.index = index;
+  b.live = 1;
+  b.expected = b.pending = count;
+}
+}  // namespace
+
 // Any poll, or the run of a blocking wait, for phase q: the answer, acquiring on true.
 bool Explorer::poll(Thread& t, Barrier& b, I q) {
   require_live(b);
@@ -58,15 +72,7 @@ bool Explorer::thread_step(State& s, int g) const {
     return true;
   }
   if (is_init(g, t.pc)) {
-    Barrier& b = bar(s, cta, static_cast<int>(t.pc));
-    if (b.live) misuse("reinit-live");
-    I count = p_.counts[static_cast<std::size_t>(t.pc)];
-    if (count < 1 || count > kMaxCount) misuse("count-out-of-range");
-    const I index = b.index;
-    b = Barrier{};
-    b.index = index;
-    b.live = 1;
-    b.expected = b.pending = count;
+    init_barrier(bar(s, cta, static_cast<int>(t.pc)), p_.counts[static_cast<std::size_t>(t.pc)]);
     t.known[init_entry(cta, static_cast<int>(t.pc))] = 1;  // visible to the initialising thread
     advance(s, g);
     return true;
@@ -81,6 +87,15 @@ bool Explorer::thread_step(State& s, int g) const {
     case Stmt::arrive_expect_tx:
     case Stmt::arrive_token:
     case Stmt::arrive_relaxed: arrive(t, g, b, in); break;
+    case Stmt::inval:
+      require_live(b);
+      b.live = 0;
+      b.invalidated = 1;
+      break;
+    case Stmt::reinit:
+      init_barrier(b, in.arg);
+      t.known[init_entry(cta, in.bar)] = 1;  // visible to the initialising thread
+      break;
     case Stmt::expect_tx:  // relaxed; never completes a phase
       require_live(b);
       check_bytes(in.arg);

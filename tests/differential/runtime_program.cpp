@@ -180,6 +180,8 @@ void RuntimeProgram::thread_main() {
       case Stmt::elect_sync: regs[n++] = P::elect_sync(warp_mask); break;
       case Stmt::shfl_idx: regs[n++] = P::shfl_sync_idx(warp_mask, g + 1, static_cast<std::uint32_t>(i.arg)); break;
       case Stmt::arrive_relaxed: P::mbarrier_arrive_relaxed(bars[i.bar]); break;
+      case Stmt::inval: P::mbarrier_inval(bars[i.bar]); break;
+      case Stmt::reinit: P::mbarrier_init(bars[i.bar], static_cast<std::uint32_t>(i.arg)); break;
       case Stmt::count_: break;
     }
   }
