@@ -90,6 +90,58 @@ TEST_CASE("a wait is enabled only once its phase has completed", "[runtime]") {
   CHECK(strategy.violations == 0);
 }
 
+TEST_CASE("a wait left enabled by a barrier's earlier incarnation is disabled by its re-init", "[runtime]") {
+  // Thread 2 waits for phase 0 of barrier 0; thread 1 completes it (count 2) and then tells
+  // thread 0, which invalidates barrier 0 and initialises it again: a new phase 0, open until
+  // thread 0's arrive. Thread 2's wait, enabled by the old phase 0 (or by the inval, to report
+  // the misuse), must be disabled by the init until then.
+  struct Checking final : Strategy {
+    SplitMix64 rng;
+    int violations = 0;
+    explicit Checking(std::uint64_t seed) : rng(seed) {}
+    AgentId choose(const Runtime& rt) override {
+      for (AgentId id : rt.enabled()) {
+        const Agent& a = rt.agent(id);
+        if (a.op.kind == OpKind::wait && a.op.bar->is_live() && a.op.bar->phase <= a.op.arg) ++violations;
+      }
+      return rt.enabled()[rng.below(static_cast<std::uint32_t>(rt.enabled().size()))];
+    }
+  };
+  LambdaProgram prog(3, [] {
+    const auto t = P::thread_idx();
+    if (t == 0) {
+      smem_bar(0).init(2);
+      smem_bar(1).init(1);
+    }
+    P::sync_threads();
+    if (t == 1) {
+      smem_bar(0).arrive();
+      smem_bar(0).arrive();
+      smem_bar(1).arrive();
+    } else if (t == 0) {
+      smem_bar(1).wait(0);
+      smem_bar(0).inval();
+      smem_bar(0).init(1);
+      smem_bar(0).arrive();
+    } else {
+      smem_bar(0).wait(0);
+    }
+  });
+  int completed = 0, invalidated = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    Checking strategy(seed);
+    Runtime rt;
+    const Outcome out = rt.execute(prog, strategy);
+    INFO("seed " << seed << ": " << out.message);
+    CHECK(strategy.violations == 0);
+    if (out.verdict == Verdict::completed) ++completed;
+    if (out.verdict == Verdict::misuse && out.misuse == MisuseKind::invalidated) ++invalidated;
+    CHECK((out.verdict == Verdict::completed || out.misuse == MisuseKind::invalidated));
+  }
+  CHECK(completed > 0);    // the wait ran in the old incarnation, or in the new one
+  CHECK(invalidated > 0);  // the wait ran between inval and init
+}
+
 TEST_CASE("the same seed gives the same schedule, and replaying it gives it again", "[runtime][replay]") {
   LambdaProgram prog(6, one_shot_signal);
   Outcome a = run(prog, 42), b = run(prog, 42);

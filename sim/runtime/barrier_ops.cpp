@@ -52,7 +52,10 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Order::relaxed:
     case Order::acquire: break;
   }
-  if (row.effect == Effect::init) races_.barrier_init(bar.id, a.id);
+  if (row.effect == Effect::init) {
+    races_.barrier_init(bar.id, a.id);
+    recheck_waits_at_init(bar);
+  }
   barrier_changed(bar, r.completed || row.effect == Effect::init || row.effect == Effect::inval);
   record(a, &bar);
   observe_with([&] {

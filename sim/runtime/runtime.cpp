@@ -84,6 +84,20 @@ void Runtime::new_phase(MbarrierState& bar, BarrierInfo& bi) {
   bi.waiters.erase(keep, bi.waiters.end());
 }
 
+// A re-init starts the barrier again at phase 0: a wait left enabled by its old incarnation
+// (its phase complete there, or the barrier invalidated) may be a wait for an open phase now.
+// Rare (an init), so every enabled agent is looked at.
+void Runtime::recheck_waits_at_init(MbarrierState& bar) {
+  BarrierInfo& bi = info(bar);
+  for (std::size_t k = enabled_.size(); k-- > 0;) {
+    Agent& w = *agent_at_[enabled_[k]];
+    if (w.kind != Agent::Kind::thread || !is_blocking_wait(w.op) || w.op.bar != &bar || is_enabled_now(w)) continue;
+    remove_enabled(w);
+    w.state = Agent::State::blocked;
+    bi.waiters.push_back(w.id);
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // scheduling
 
