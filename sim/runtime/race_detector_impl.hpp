@@ -378,7 +378,13 @@ std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* a
   for (std::uintptr_t w = begin; w < end; ++w) {
     if (!pg || w % kPageWords == 0) pg = &page(w / kPageWords);
     Word& s = pg->words[w % kPageWords];
-    if (s.generation != generation_) s = Word{generation_, {}, {}, 0};
+    if (s.generation != generation_) {  // its first access in this execution: nothing to check
+      s.generation = generation_;
+      s.more_reads = 0;
+      s.write = write ? now : Epoch{};
+      s.read = write ? Epoch{} : now;
+      continue;
+    }
     if (s.write.agent != a && !ordered(s.write, a)) report(s.write, true, w);
     // The async proxy reading what a thread stored: that thread must have fenced since.
     if (async && !write && s.write.agent != ~0u && !s.write.async && !found &&
