@@ -64,10 +64,9 @@
 //   parity_wait         wait given only the phase bit `arg` (0/1), as CUTLASS passes it: it
 //                       means the phase the thread knows complete (K, -1 at first) if K has
 //                       that parity, else K + 1, and is then a `wait` for that phase. K is
-//                       the newest phase of `bar` whose completion happens before the thread:
-//                       its own successful waits and polls, and what releases (arrivals, a
-//                       named-barrier arrival) and sync_threads carry from others (a copy's
-//                       landing carries none)
+//                       the newest phase of `bar` (of its current incarnation) whose completion happens before the
+//                       thread: its own successful waits and polls, and what releases (arrivals, a named-barrier
+//                       arrival) and sync_threads carry from others (a copy's landing carries none)
 //   parity_try_wait     the same reading of the bit, then a try_wait of that phase (records
 //                       the answer)
 //   cpa_copy            cp.async (non-bulk) of 16 bytes from global memory into words 0..1 of
@@ -147,9 +146,10 @@
 //                       invalidated (a wait blocked on it runs, to report it)
 //   reinit              mbarrier.init(bar, arg) of an invalidated barrier (of a live one: misuse
 //                       reinit-live): a new incarnation from phase 0, carrying nothing of the
-//                       earlier one's releases. Programs with reinit have no tokens, status
-//                       slots, parity waits or cp.async arrives (whose meaning across an
-//                       incarnation the reference does not define); the generator keeps them so.
+//                       earlier one's releases or phase knowledge (a parity wait reads only
+//                       what the thread knows of the current incarnation). Programs with reinit
+//                       have no tokens, status slots or cp.async arrives (whose meaning across
+//                       an incarnation the reference does not define); the generator keeps them so.
 // Warps: warp_size is 1 (each thread a warp: named-barrier counts are thread counts) or 2 (for
 // the collectives; such programs use no named barriers, whose per-warp arrival is not modelled
 // here). Lanes of one warp run the same collectives in the same order (the generator keeps it

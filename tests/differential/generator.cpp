@@ -267,11 +267,19 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       s[b].push_back({Stmt::store, 0, 0});
       s[b].push_back({Stmt::arrive, 0, 0});
       s[b].push_back({g.chance(50) ? Stmt::arrive_relaxed : Stmt::arrive, 1, 0});
-      if (g.chance(85)) s[a].push_back({g.chance(70) ? Stmt::wait : Stmt::spin_try_wait, 1, 0});
+      const std::uint32_t first = g.pick(100);  // the hand-off, or the old phase 0 itself
+      if (first < 55) s[a].push_back({first < 40 ? Stmt::wait : Stmt::spin_try_wait, 1, 0});
+      if (first >= 55 && first < 85) s[a].push_back({Stmt::wait, 0, 0});
       s[a].push_back({Stmt::inval, 0, 0});
       s[a].push_back({Stmt::reinit, 0, g.chance(75) ? 1 : 2});
       s[a].push_back({Stmt::arrive, 0, 0});
-      s[a].push_back({g.chance(60) ? Stmt::wait : Stmt::spin_try_wait, 0, 0});
+      const std::uint32_t last = g.pick(100);  // parity: read against the new incarnation only
+      if (last < 35)
+        s[a].push_back({Stmt::wait, 0, 0});
+      else if (last < 60)
+        s[a].push_back({Stmt::spin_try_wait, 0, 0});
+      else
+        s[a].push_back({Stmt::parity_wait, 0, static_cast<std::int32_t>(g.pick(2))});
       s[a].push_back({Stmt::load, 0, 0});
       break;
     }
@@ -348,8 +356,6 @@ void keep_reinit_defined(DiffProgram& p) {
         case Stmt::token_wait:
         case Stmt::status_try:
         case Stmt::status_wait:
-        case Stmt::parity_wait:
-        case Stmt::parity_try_wait:
         case Stmt::cpa_arrive: i = Instr{Stmt::arrive, i.bar, 0}; break;
         default: break;
       }

@@ -61,6 +61,7 @@ struct Barrier {
   I index = 0;  // cta * nbars + b: where threads keep their knowledge of it
   I live = 0, phase = 0, expected = 0, pending = 0, tx = 0;
   I invalidated = 0;                  // not live after an inval (misuse invalidated, not uninitialized)
+  I incarnation = 0;                  // inits so far (phase knowledge of an earlier one is void)
   I observed = 0;                     // a wait/poll answered true since the last completion (missing-wait rule)
   std::vector<Clock> releases;        // by phase: join of everything released on that phase
   std::vector<std::vector<I>> known;  // by phase: join of the phase knowledge released on it
@@ -70,6 +71,7 @@ struct Barrier {
     v(index);
     v(live);
     v(invalidated);
+    v(incarnation);
     v(phase);
     v(expected);
     v(pending);
@@ -295,7 +297,15 @@ inline void release(Barrier& b, const Clock& clock) {
   join(b.releases[static_cast<std::size_t>(b.phase)], clock);
 }
 
-// Phase knowledge: per barrier, the newest phase known complete (-1: none); joined by max.
+// Phase knowledge: per barrier, the newest phase known complete as a key in one order over its
+// incarnations, incarnation * kKnownStride + phase (-1: none), so that a join is a max and a
+// newer incarnation wins; what a thread knows of the current incarnation is known_phase().
+constexpr I kKnownStride = I{1} << 20;
+inline I known_key(const Barrier& b, I phase) { return b.incarnation * kKnownStride + phase; }
+inline I known_phase(const Barrier& b, I key) {
+  const I incarnation = (key + 1) / kKnownStride;
+  return incarnation == b.incarnation ? key - incarnation * kKnownStride : -1;
+}
 inline void join_known(std::vector<I>& into, const std::vector<I>& from) {
   for (std::size_t i = 0; i < into.size() && i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
 }

@@ -11,9 +11,10 @@ namespace {
 void init_barrier(Barrier& b, I count) {
   if (b.live) misuse("reinit-live");
   if (count < 1 || count > kMaxCount) misuse("count-out-of-range");
-  const I index = b.index;
+  const I index = b.index, incarnation = b.incarnation + 1;
   b = Barrier{};
   b.index = index;
+  b.incarnation = incarnation;
   b.live = 1;
   b.expected = b.pending = count;
 }
@@ -29,7 +30,7 @@ bool Explorer::poll(Thread& t, Barrier& b, I q) {
   if (q >= 0 && static_cast<std::size_t>(q) < b.peer.size()) b.peer[static_cast<std::size_t>(q)].clear();
   if (q >= 0 && static_cast<std::size_t>(q) < b.releases.size()) join(t.clock, b.releases[static_cast<std::size_t>(q)]);
   // it knows q complete now, and whatever the releases on q knew
-  t.known[static_cast<std::size_t>(b.index)] = std::max(t.known[static_cast<std::size_t>(b.index)], q);
+  t.known[static_cast<std::size_t>(b.index)] = std::max(t.known[static_cast<std::size_t>(b.index)], known_key(b, q));
   if (q >= 0 && static_cast<std::size_t>(q) < b.known.size()) join_known(t.known, b.known[static_cast<std::size_t>(q)]);
   return true;
 }
@@ -301,7 +302,7 @@ bool Explorer::thread_step(State& s, int g) const {
     case Stmt::parity_wait:
     case Stmt::parity_try_wait: {
       // The bit read against what the thread knows of the barrier (diff_program.hpp).
-      const I k = t.known[static_cast<std::size_t>(b.index)];
+      const I k = known_phase(b, t.known[static_cast<std::size_t>(b.index)]);
       const I q = (k & 1) == (in.arg & 1) ? k : k + 1;
       if (in.op == Stmt::parity_wait) {
         if (!wait_proceeds(b, q)) return false;
