@@ -197,3 +197,24 @@ TEST_CASE("a spin loop on one line is still recognised as a spin", "[explore][so
   CHECK_FALSE(r.bug);
   CHECK(r.stats.executions <= 2);
 }
+
+TEST_CASE("a wait on a barrier re-initialised under it is enabled exactly when the new incarnation lets it run",
+          "[explore][soundness]") {
+  // T1's wait for phase 1 blocks; T0's inval enables it (to report the misuse), its init makes
+  // it an aliasing wait (phase 1 while the barrier is in phase 0), and T0's arrive then makes
+  // phase 1 the current one: blocked again. Each step must leave the wait as the rules say
+  // (the runtime once kept it enabled past the arrive and then threw "a blocked wait was
+  // scheduled"); likewise a wait whose old phase 0 had completed, after the init.
+  const auto ahead = program({1, 1}, {{op(Stmt::wait, 0, 0), op(Stmt::inval), op(Stmt::reinit, 0, 1), op(Stmt::arrive)},
+                                      {op(Stmt::arrive), op(Stmt::wait, 0, 1)},
+                                      {}});
+  const Comparison c = compare(ahead);
+  INFO(c.why);
+  CHECK(c.agree);
+  const auto completed = program({1, 1}, {{op(Stmt::wait, 0, 0), op(Stmt::inval), op(Stmt::reinit, 0, 1)},
+                                          {op(Stmt::arrive), op(Stmt::arrive_relaxed, 1)},
+                                          {op(Stmt::wait, 0, 0)}});
+  const Comparison d = compare(completed);
+  INFO(d.why);
+  CHECK(d.agree);
+}

@@ -76,25 +76,26 @@ void Runtime::new_phase(MbarrierState& bar, BarrierInfo& bi) {
   auto keep = bi.waiters.begin();
   for (AgentId id : bi.waiters) {
     Agent& w = *agent_at_[id];
-    if (is_enabled_now(w))
-      add_enabled(w);
-    else
+    if (!is_enabled_now(w)) {
       *keep++ = id;
+      continue;
+    }
+    add_enabled(w);
+    // Enabled by an inval (to report the misuse) it is fragile: a re-init may disable it again.
+    if (is_blocking_wait(w.op) && (!bar.is_live() || w.op.arg >= bar.phase)) bi.fragile_waits.push_back(id);
   }
   bi.waiters.erase(keep, bi.waiters.end());
 }
 
 // A re-init starts the barrier again at phase 0: a wait left enabled by its old incarnation
 // (its phase complete there, or the barrier invalidated) may be a wait for an open phase now.
-// Rare (an init), so every enabled agent is looked at.
+// Each becomes fragile, so that new_phase (right after, for the init) re-checks it. Rare (an
+// init), so every enabled agent is looked at.
 void Runtime::recheck_waits_at_init(MbarrierState& bar) {
   BarrierInfo& bi = info(bar);
-  for (std::size_t k = enabled_.size(); k-- > 0;) {
-    Agent& w = *agent_at_[enabled_[k]];
-    if (w.kind != Agent::Kind::thread || !is_blocking_wait(w.op) || w.op.bar != &bar || is_enabled_now(w)) continue;
-    remove_enabled(w);
-    w.state = Agent::State::blocked;
-    bi.waiters.push_back(w.id);
+  for (AgentId id : enabled_) {
+    const Agent& w = *agent_at_[id];
+    if (w.kind == Agent::Kind::thread && is_blocking_wait(w.op) && w.op.bar == &bar) bi.fragile_waits.push_back(id);
   }
 }
 
