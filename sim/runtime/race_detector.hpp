@@ -250,7 +250,9 @@ class RaceDetectorCore {
                                   INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
     VClock clock[kSlots];
     Knowledge known[kSlots];
+    int newest = 0;  // the slot taken last: most releases and acquires are on its phase
     int slot_of(std::int64_t p) const {
+      if (phase[newest] == p) return newest;
       for (int s = 0; s < kSlots; ++s)
         if (phase[s] == p) return s;
       return -1;

@@ -130,9 +130,11 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   // finds them long enough, where growing them one copy at a time resized them in most joins.
   // Rounded up to whole vectors of 8 entries, so that a join's vector loop needs no tail.
   const std::size_t width = (std::max(agents, clocks_.size()) + 7) / 8 * 8;
+  // The agent tables keep their length too: entries past `agents` (the last execution's
+  // copies) are stale until add_agent overwrites them, and nothing reads an agent before.
   for (std::size_t a = agents; a < clocks_.size(); ++a) spare(a);  // the last execution's copies
-  for (auto& k : known_) k.clear();
-  known_.resize(agents);
+  if (known_.size() < agents) known_.resize(agents);
+  for (std::size_t a = 0; a < agents; ++a) known_[a].clear();
   std::fill(incarnation_.begin(), incarnation_.end(), 0);
   std::fill(first_key_.begin(), first_key_.end(), 0);
   std::fill(last_key_.begin(), last_key_.end(), 0);
@@ -140,10 +142,11 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   std::fill(hidden_.begin(), hidden_.end(), 0);  // kept at their length: no resize per execution
   std::fill(slot_of_.begin(), slot_of_.end(), kNoSlot);
   slots_ = 0;
-  clocks_.resize(agents);
-  step_.assign(agents, 0);
+  if (clocks_.size() < agents) clocks_.resize(agents);
+  if (step_.size() < agents) step_.resize(agents);
   for (std::size_t a = 0; a < agents; ++a) {
     clocks_[a].reset(width, a, 1);
+    step_[a] = 0;
   }
   for (Released& r : released_)  // (a slot's clock and knowledge are cleared when it is taken)
     for (int s = 0; s < kSlots; ++s) r.phase[s] = INT64_MIN;
@@ -184,10 +187,8 @@ void RaceDetectorCore<Clock>::spare(AgentId a) {
 
 template <class Clock>
 void RaceDetectorCore<Clock>::add_agent(AgentId id, AgentId parent) {
-  if (clocks_.size() <= id) {
-    clocks_.resize(id + 1);
-    step_.resize(id + 1, 0);
-  }
+  if (clocks_.size() <= id) clocks_.resize(id + 1);
+  if (step_.size() <= id) step_.resize(id + 1, 0);
   if (known_.size() <= id) known_.resize(id + 1);
   // A retired copy's buffers are taken first: a copy a stage costs no allocation.
   if (!clocks_[id].has_storage() && !spare_clocks_.empty()) {
@@ -229,6 +230,7 @@ Clock& RaceDetectorCore<Clock>::released_clock(std::uint32_t barrier, std::int64
     r.phase[slot] = phase;
     r.clock[slot].clear();
     r.known[slot].clear();
+    r.newest = slot;
   }
   return r.clock[slot];
 }
