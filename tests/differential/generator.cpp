@@ -402,6 +402,16 @@ DiffProgram generate(std::uint64_t seed) {
     }
   }
   if (warps) plant_collectives(p, g.rng);
+  // Rarely, a re-init anywhere (drawn last, so that the rest of the program is the one older
+  // seeds gave): an inval and an init of one barrier at a random point of a random thread,
+  // amid whatever that program does with it (copies in flight, spins, waiters, named barriers).
+  if (g.chance(4)) {
+    auto& script = p.scripts[g.pick(p.total_threads())];
+    const auto at = g.pick(static_cast<std::uint32_t>(script.size() + 1));
+    const auto b = static_cast<std::uint8_t>(g.pick(p.barriers));
+    const auto count = static_cast<std::int32_t>(1 + g.pick(p.threads));
+    script.insert(script.begin() + at, {Instr{Stmt::inval, b, 0}, Instr{Stmt::reinit, b, count}});
+  }
   keep_reinit_defined(p);
   return p;
 }
