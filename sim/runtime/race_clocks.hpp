@@ -25,12 +25,14 @@ namespace race_clocks {
 void max_into(std::uint32_t* __restrict d, const std::uint32_t* __restrict s, std::size_t n);
 }  // namespace race_clocks
 
-class DenseClock {
+// 32-bit entries joined by max: the first N inline, always all valid (zeros where unset), so
+// that a join is a fixed-width max inlined at its call (no size check, no resize, no call);
+// entries past them in a tail. Unset entries read 0. A dense clock is one (N: the agents a
+// fuzzing run has), and so is the race detector's phase knowledge (N: a pipeline's barriers).
+template <std::size_t N>
+class InlineMaxEntries {
  public:
-  // The first kInline entries live in the clock itself, always all valid (zeros where unset),
-  // so that the joins of a fuzzing run (a few threads and copies) are one fixed-width max
-  // inlined at the call: no size check, no resize, no call. Agents past them go to a tail.
-  static constexpr std::size_t kInline = 16;
+  static constexpr std::size_t kInline = N;
 
   std::size_t size() const { return kInline + tail_.size(); }
   bool empty() const {  // all entries 0
@@ -60,7 +62,7 @@ class DenseClock {
     for (std::uint32_t& e : head_) e = 0;
     tail_.clear();
   }
-  void swap(DenseClock& o) noexcept {
+  void swap(InlineMaxEntries& o) noexcept {
     for (std::size_t i = 0; i < kInline; ++i) std::swap(head_[i], o.head_[i]);
     tail_.swap(o.tail_);
   }
@@ -69,14 +71,14 @@ class DenseClock {
     tail_.assign(n > kInline ? n - kInline : 0, 0);
     at(own) = value;
   }
-  void join(const DenseClock& from, std::size_t /*limit*/ = SIZE_MAX) {
+  void join(const InlineMaxEntries& from, std::size_t /*limit*/ = SIZE_MAX) {
     if (this == &from) return;
     for (std::size_t i = 0; i < kInline; ++i) head_[i] = head_[i] < from.head_[i] ? from.head_[i] : head_[i];
     if (!from.tail_.empty()) join_tail(from);
   }
 
  private:
-  void join_tail(const DenseClock& from) {
+  void join_tail(const InlineMaxEntries& from) {
     const std::size_t n = from.tail_.size();
     if (tail_.size() < n) tail_.resize(n, 0);
     race_clocks::max_into(tail_.data(), from.tail_.data(), n);  // distinct buffers: vectorised
@@ -85,6 +87,8 @@ class DenseClock {
   alignas(32) std::uint32_t head_[kInline] = {};
   std::vector<std::uint32_t> tail_;  // entries kInline and on
 };
+
+using DenseClock = InlineMaxEntries<16>;
 
 class SharedClock {
  public:

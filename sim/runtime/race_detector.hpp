@@ -67,41 +67,8 @@ void pool_page(std::unique_ptr<Page> page);
 }  // namespace race_shadow
 
 // Per knowledge slot (a barrier's, RaceDetectorCore::knowledge_slot) one 32-bit key, the first
-// 8 slots inline (a pipeline's barriers: a join is a fixed-width max at its call, no size
-// check), more in a tail. Unset slots read 0 (nothing known).
-class KnowledgeKeys {
- public:
-  static constexpr std::size_t kInline = 8;
-  std::uint32_t operator[](std::size_t s) const {
-    if (s < kInline) return head_[s];
-    s -= kInline;
-    return s < tail_.size() ? tail_[s] : 0;
-  }
-  std::uint32_t& at(std::size_t s) {
-    if (s < kInline) return head_[s];
-    s -= kInline;
-    if (tail_.size() <= s) tail_.resize(s + 1, 0);
-    return tail_[s];
-  }
-  void join(const KnowledgeKeys& from) {
-    for (std::size_t s = 0; s < kInline; ++s) head_[s] = head_[s] < from.head_[s] ? from.head_[s] : head_[s];
-    if (!from.tail_.empty()) join_tail(from);
-  }
-  void clear() {
-    for (std::uint32_t& k : head_) k = 0;
-    tail_.clear();
-  }
-  std::size_t capacity() const { return tail_.capacity(); }
-
- private:
-  void join_tail(const KnowledgeKeys& from) {
-    if (tail_.size() < from.tail_.size()) tail_.resize(from.tail_.size(), 0);
-    for (std::size_t s = 0; s < from.tail_.size(); ++s) tail_[s] = std::max(tail_[s], from.tail_[s]);
-  }
-
-  alignas(16) std::uint32_t head_[kInline] = {};
-  std::vector<std::uint32_t> tail_;
-};
+// 8 slots inline; unset slots read 0 (nothing known).
+using KnowledgeKeys = InlineMaxEntries<8>;
 
 // The detector over one clock representation (sim/runtime/race_clocks.hpp); RaceDetector
 // below picks one per execution.
@@ -220,7 +187,7 @@ class RaceDetectorCore {
       phase.clear();
       init.clear();
     }
-    std::size_t capacity() const { return phase.capacity() + init.capacity(); }
+    bool has_storage() const { return phase.has_storage() || init.capacity() != 0; }
   };
   // Inline: every release and acquire joins knowledge; the init facts (cluster shapes) apart.
   static void join_knowledge(Knowledge& into, const Knowledge& from) {

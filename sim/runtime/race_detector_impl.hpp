@@ -178,7 +178,7 @@ void RaceDetectorCore<Clock>::spare(AgentId a) {
     spare_clocks_.push_back(std::move(clocks_[a]));
     clocks_[a] = VClock();
   }
-  if (a < known_.size() && known_[a].capacity()) {
+  if (a < known_.size() && known_[a].has_storage()) {
     known_[a].clear();
     spare_knowledge_.push_back(std::move(known_[a]));
     known_[a] = Knowledge();
@@ -195,7 +195,7 @@ void RaceDetectorCore<Clock>::add_agent(AgentId id, AgentId parent) {
     clocks_[id] = std::move(spare_clocks_.back());
     spare_clocks_.pop_back();
   }
-  if (known_[id].capacity() == 0 && !spare_knowledge_.empty()) {
+  if (!known_[id].has_storage() && !spare_knowledge_.empty()) {
     known_[id] = std::move(spare_knowledge_.back());
     spare_knowledge_.pop_back();
   }
