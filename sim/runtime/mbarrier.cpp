@@ -100,13 +100,15 @@ bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
 }
 
 MbarrierToken MbarrierState::arrive(std::int64_t count, bool no_complete, bool* completed) {
-  require_live(no_complete ? "arrive.noComplete" : "arrive");
+  // (string_views of the literals: a const char* would be measured by strlen on every arrive)
+  const std::string_view op = no_complete ? std::string_view("arrive.noComplete") : std::string_view("arrive");
+  require_live(op);
   MbarrierToken token{id, no_complete, phase, pending};
-  check_arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
+  check_arrive_on(count, op);
   if (no_complete && count >= 1 && count <= pending && pending - count == 0 && tx == 0)
     throw MisuseError(MisuseKind::nocomplete_completes,
                       fmt::format("arrive.noComplete({}) would complete phase {} ({})", count, phase, describe()));
-  bool done = arrive_on(count, no_complete ? "arrive.noComplete" : "arrive");
+  bool done = arrive_on(count, op);
   if (completed) *completed = done;
   return token;
 }
