@@ -149,7 +149,9 @@
 //                       earlier one's releases or phase knowledge (a parity wait reads only
 //                       what the thread knows of the current incarnation). Programs with reinit
 //                       have no tokens, status slots or cp.async arrives (whose meaning across
-//                       an incarnation the reference does not define); the generator keeps them so.
+//                       an incarnation the reference does not define), nor a parity wait on a
+//                       barrier another thread re-initialises (the runtime keeps the phase it
+//                       resolved the bit to at the call); the generator keeps them so.
 // Warps: warp_size is 1 (each thread a warp: named-barrier counts are thread counts) or 2 (for
 // the collectives; such programs use no named barriers, whose per-warp arrival is not modelled
 // here). Lanes of one warp run the same collectives in the same order (the generator keeps it
