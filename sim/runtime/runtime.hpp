@@ -155,7 +155,10 @@ class Runtime {
   // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
   // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
 #if defined(__SANITIZE_ADDRESS__)
-  static constexpr std::size_t kSnapshotLimit = 12 * 1024;  // ASan's redzones make frames several times larger
+  // ASan's redzones make frames several times larger, and it gives every temporary a slot of
+  // its own: the differential programs' thread function, a switch over 50 statements, needs
+  // more than 12 KiB there.
+  static constexpr std::size_t kSnapshotLimit = 32 * 1024;
 #else
   static constexpr std::size_t kSnapshotLimit = 3 * 1024;
 #endif
