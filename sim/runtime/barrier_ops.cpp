@@ -54,7 +54,7 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
   }
   if (row.effect == Effect::init) {
     races_.barrier_init(bar.id, a.id);
-    recheck_waits_at_init(bar);
+    make_waits_fragile_at_init(bar);
   }
   barrier_changed(bar, r.completed || row.effect == Effect::init || row.effect == Effect::inval);
   record(a, &bar);

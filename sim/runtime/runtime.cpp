@@ -76,13 +76,10 @@ void Runtime::new_phase(MbarrierState& bar, BarrierInfo& bi) {
   auto keep = bi.waiters.begin();
   for (AgentId id : bi.waiters) {
     Agent& w = *agent_at_[id];
-    if (!is_enabled_now(w)) {
+    if (is_enabled_now(w))
+      add_enabled(w);
+    else
       *keep++ = id;
-      continue;
-    }
-    add_enabled(w);
-    // Enabled by an inval (to report the misuse) it is fragile: a re-init may disable it again.
-    if (is_blocking_wait(w.op) && (!bar.is_live() || w.op.arg >= bar.phase)) bi.fragile_waits.push_back(id);
   }
   bi.waiters.erase(keep, bi.waiters.end());
 }
@@ -91,7 +88,7 @@ void Runtime::new_phase(MbarrierState& bar, BarrierInfo& bi) {
 // (its phase complete there, or the barrier invalidated) may be a wait for an open phase now.
 // Each becomes fragile, so that new_phase (right after, for the init) re-checks it. Rare (an
 // init), so every enabled agent is looked at.
-void Runtime::recheck_waits_at_init(MbarrierState& bar) {
+void Runtime::make_waits_fragile_at_init(MbarrierState& bar) {
   BarrierInfo& bi = info(bar);
   for (AgentId id : enabled_) {
     const Agent& w = *agent_at_[id];

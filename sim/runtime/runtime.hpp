@@ -419,7 +419,7 @@ class Runtime {
     if (phase_completed) new_phase(bar, bi);
   }
   void new_phase(MbarrierState& bar, BarrierInfo& bi);
-  void recheck_waits_at_init(MbarrierState& bar);
+  void make_waits_fragile_at_init(MbarrierState& bar);
   boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
   bool stop_due() const {
     return (limits_.stop && limits_.stop->load(std::memory_order_relaxed)) ||
