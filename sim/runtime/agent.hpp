@@ -22,7 +22,9 @@ class context;
 
 namespace mbcheck::sim {
 
-struct Agent {
+// An agent's scalar state: everything it starts an execution with, reset at once when the
+// agent is taken for a new execution (Runtime::new_agent assigns a default AgentState).
+struct AgentState {
   enum class Kind : std::uint8_t { thread, copy };
   enum class State : std::uint8_t { ready, blocked, running, finished };
   AgentId id = 0;
@@ -44,31 +46,15 @@ struct Agent {
   std::int64_t poll_phase = 0;
   OpKind poll_kind = OpKind::start;
   CallSite poll_site;
-  std::vector<unsigned char> poll_state, snapshot;  // registers + live stack
-  std::uint32_t backoff_polls = 0;                  // consecutive re-polls of its loop whose state changed
-  // Atomic loads its loop made since its last failed poll (address, value read); at an await,
-  // those of the iteration before it: the await is enabled when the phase completes or one of
-  // these words holds another value (the iteration would then go otherwise).
-  std::vector<std::pair<const std::int64_t*, std::int64_t>> loop_reads, await_reads;
-  std::uint64_t deferred_try = 0;  // its try_wait_status not yet performed (an id), 0: none
+  std::uint32_t backoff_polls = 0;  // consecutive re-polls of its loop whose state changed
+  std::uint64_t deferred_try = 0;   // its try_wait_status not yet performed (an id), 0: none
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
   std::int64_t cluster_arrived = -1;
   const unsigned char* stack_top = nullptr;  // where its fiber's frames begin
-  // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
-  // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
-  sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
-  bool can_land = false;
+  bool can_land = false;                     // Agent::landing is set
   // Its fiber stack's usable bytes; a PROT_NONE guard region lies below stack_lo.
   const unsigned char* stack_lo = nullptr;
   const unsigned char* stack_hi = nullptr;
-  // A thread: its async-group families (bulk stores, cp.async; wgmma at a warp group's first
-  // thread), sim/runtime/async_groups.hpp.
-  AsyncGroupSet groups;
-  // cp.async: every copy it issued (what a cp.async.mbarrier.arrive tracks), and its arrive
-  // agents still waiting for their copies; an arrive agent's tracked copies.
-  std::vector<AgentId> cp_async_issued;
-  std::vector<AgentId> cp_async_arrivers;
-  std::vector<AgentId> tracked;
   // A member of an async group (a store, a cp.async, a wgmma operand read): whether a commit
   // put it in a group yet, which group, and whose groups they are.
   bool committed = false;
@@ -79,6 +65,45 @@ struct Agent {
   const unsigned char* src = nullptr;
   std::uint32_t copied = 0, total = 0, piece = 0;
   std::uint64_t copy_seq = 0;
+};
+
+// The agent: its scalar state, and buffers that keep their capacity from execution to
+// execution (emptied, not freed, when the agent is taken again: no allocation per run).
+struct Agent : AgentState {
+  // Spin-loop recognition: registers + live stack at the last failed poll, and now.
+  std::vector<unsigned char> poll_state, snapshot;
+  // Atomic loads its loop made since its last failed poll (address, value read); at an await,
+  // those of the iteration before it: the await is enabled when the phase completes or one of
+  // these words holds another value (the iteration would then go otherwise).
+  std::vector<std::pair<const std::int64_t*, std::int64_t>> loop_reads, await_reads;
+  // A thread: its async-group families (bulk stores, cp.async; wgmma at a warp group's first
+  // thread), sim/runtime/async_groups.hpp.
+  AsyncGroupSet groups;
+  // cp.async: every copy it issued (what a cp.async.mbarrier.arrive tracks), and its arrive
+  // agents still waiting for their copies; an arrive agent's tracked copies.
+  std::vector<AgentId> cp_async_issued;
+  std::vector<AgentId> cp_async_arrivers;
+  std::vector<AgentId> tracked;
+  // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
+  // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
+  sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
+
+  // Taken for a new execution as agent `id`: the state reset, the buffers emptied.
+  void start(AgentId agent_id) {
+    static_cast<AgentState&>(*this) = AgentState{};
+    id = agent_id;
+    poll_state.clear();
+    snapshot.clear();
+    loop_reads.clear();
+    await_reads.clear();
+    for (AsyncGroups& g : groups) {
+      g.uncommitted.clear();
+      g.outstanding.clear();
+    }
+    cp_async_issued.clear();
+    cp_async_arrivers.clear();
+    tracked.clear();
+  }
 };
 
 // Copies the calling thread's callee-saved registers and its live stack (from its stack

@@ -239,28 +239,7 @@ Agent& Runtime::new_agent() {
   const auto id = static_cast<AgentId>(agent_at_.size());
   if (agent_pool_.size() <= id) agent_pool_.push_back(std::make_unique<Agent>());
   Agent& a = *agent_pool_[id];
-  // Cleared, keeping the buffers the last execution grew (the spin snapshots above all).
-  auto emptied = [](auto& v) {
-    auto kept = std::move(v);
-    kept.clear();
-    return kept;
-  };
-  auto poll_state = emptied(a.poll_state), snapshot = emptied(a.snapshot);
-  auto loop_reads = emptied(a.loop_reads), await_reads = emptied(a.await_reads);
-  auto issued = emptied(a.cp_async_issued), arrivers = emptied(a.cp_async_arrivers), tracked = emptied(a.tracked);
-  // Made anew in place by default-initialisation: the member initialisers set every field that
-  // has one, and nothing else is zeroed (`Agent{}` would clear the whole object, its jump
-  // buffer too, and then copy it: a twentieth of a short fuzzing run).
-  a.~Agent();
-  ::new (static_cast<void*>(&a)) Agent;
-  a.poll_state = std::move(poll_state);
-  a.snapshot = std::move(snapshot);
-  a.loop_reads = std::move(loop_reads);
-  a.await_reads = std::move(await_reads);
-  a.cp_async_issued = std::move(issued);
-  a.cp_async_arrivers = std::move(arrivers);
-  a.tracked = std::move(tracked);
-  a.id = id;
+  a.start(id);  // keeps the buffers the last execution grew (the spin snapshots above all)
   agent_at_.push_back(&a);
   return a;
 }

@@ -143,9 +143,8 @@ Runtime::BarrierInfo& Runtime::register_barrier(MbarrierState& bar) {
   const std::int64_t at_cta = cta_of(&bar, current_ ? current_->cta : 0);
   bi.cta = at_cta >= 0 ? static_cast<std::uint32_t>(at_cta) : current_ ? current_->cta : 0;
   bi.name.clear();
-  bi.label.clear();
   bi.label_index = 0;
-  bi.labelled = false;
+  bi.labelled = false;  // (its label string is kept: the next execution's label is mostly the same)
   bi.waiters.clear();
   bi.fragile_waits.clear();
   bi.collective.clear();

@@ -206,24 +206,19 @@ class RaceDetectorCore {
   std::vector<VClock> spare_clocks_;
   std::vector<Knowledge> spare_knowledge_;
   void spare(AgentId a);  // its buffers, emptied, to the spares
-  // Per barrier: the join of the releases of its newest phases. A wait on an mbarrier that
-  // succeeds sees the current or the preceding phase (anything else is reported as aliasing);
-  // a named barrier's waiter may come late, after later generations: it finds its own here
-  // while it is among the newest kSlots (a waiter lapped further would lose happens-before,
-  // which can only add a race report, never hide one).
+  // Per barrier: the join of the releases of its newest phases, phase p in slot p mod kSlots
+  // (one compare finds it). A wait on an mbarrier that succeeds sees the current or the
+  // preceding phase (anything else is reported as aliasing); a named barrier's waiter may come
+  // late, after later generations: it finds its own here until generation p + kSlots releases
+  // (a waiter lapped further would lose happens-before, which can only add a race report,
+  // never hide one).
   static constexpr int kSlots = 8;
   struct Released {
     std::int64_t phase[kSlots] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN,
                                   INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
     VClock clock[kSlots];
     Knowledge known[kSlots];
-    int newest = 0;  // the slot taken last: most releases and acquires are on its phase
-    int slot_of(std::int64_t p) const {
-      if (phase[newest] == p) return newest;
-      for (int s = 0; s < kSlots; ++s)
-        if (phase[s] == p) return s;
-      return -1;
-    }
+    static int slot(std::int64_t p) { return static_cast<int>(p & (kSlots - 1)); }
   };
   Knowledge& released_knowledge(std::uint32_t barrier, std::int64_t phase);
   Knowledge& knowledge(AgentId a);  // a's, made on first use
@@ -258,7 +253,18 @@ class RaceDetectorCore {
   // per kind, issuing thread and async-group: the join of its done members' clocks
   std::vector<std::vector<VClock>> groups_done_[kGroupKinds];
   std::vector<VClock> done_uncommitted_[kGroupKinds];  // per family and owner: done before their commit
-  std::vector<VClock> exit_clocks_;                    // per CTA: the join of its exited threads' clocks
+  // Per family, the owners whose entries above this execution wrote (each once): reset clears
+  // only theirs (a fuzzing run has one such owner among its 14 agents, if any).
+  std::vector<AgentId> group_owners_[kGroupKinds];
+  std::vector<std::uint8_t> is_group_owner_[kGroupKinds];  // per agent: in group_owners_
+  void note_group_owner(std::size_t k, AgentId owner) {
+    if (is_group_owner_[k].size() <= owner) is_group_owner_[k].resize(owner + 1, 0);
+    if (!is_group_owner_[k][owner]) {
+      is_group_owner_[k][owner] = 1;
+      group_owners_[k].push_back(owner);
+    }
+  }
+  std::vector<VClock> exit_clocks_;  // per CTA: the join of its exited threads' clocks
 };
 
 }  // namespace mbcheck::sim

@@ -158,10 +158,14 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
     known.clear();
   }
   for (std::size_t k = 0; k < kGroupKinds; ++k) {
-    for (auto& groups : groups_done_[k]) groups.clear();
-    groups_done_[k].resize(agents);
-    for (auto& pending : done_uncommitted_[k]) pending.clear();
-    done_uncommitted_[k].resize(agents);
+    for (AgentId o : group_owners_[k]) {
+      if (o < groups_done_[k].size()) groups_done_[k][o].clear();
+      if (o < done_uncommitted_[k].size()) done_uncommitted_[k][o].clear();
+      is_group_owner_[k][o] = 0;
+    }
+    group_owners_[k].clear();
+    if (groups_done_[k].size() < agents) groups_done_[k].resize(agents);
+    if (done_uncommitted_[k].size() < agents) done_uncommitted_[k].resize(agents);
   }
   // Every shadow word of the last execution is now stale.
   generation_ = race_shadow::next_generation();
@@ -222,15 +226,11 @@ template <class Clock>
 Clock& RaceDetectorCore<Clock>::released_clock(std::uint32_t barrier, std::int64_t phase) {
   if (released_.size() <= barrier) released_.resize(barrier + 1);
   Released& r = released_[barrier];
-  int slot = r.slot_of(phase);
-  if (slot < 0) {
-    slot = 0;  // reuse the oldest phase's slot
-    for (int s = 1; s < kSlots; ++s)
-      if (r.phase[s] < r.phase[slot]) slot = s;
+  const int slot = Released::slot(phase);
+  if (r.phase[slot] != phase) {  // an older phase's slot (or none): taken over
     r.phase[slot] = phase;
     r.clock[slot].clear();
     r.known[slot].clear();
-    r.newest = slot;
   }
   return r.clock[slot];
 }
@@ -238,17 +238,23 @@ Clock& RaceDetectorCore<Clock>::released_clock(std::uint32_t barrier, std::int64
 template <class Clock>
 typename RaceDetectorCore<Clock>::Knowledge& RaceDetectorCore<Clock>::released_knowledge(std::uint32_t barrier,
                                                                                          std::int64_t phase) {
-  released_clock(barrier, phase);  // finds (or makes) the phase's slot
-  Released& r = released_[barrier];
-  return r.known[r.slot_of(phase)];
+  released_clock(barrier, phase);  // takes the phase's slot if need be
+  return released_[barrier].known[Released::slot(phase)];
 }
 
 template <class Clock>
 void RaceDetectorCore<Clock>::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
-  VClock& clock = released_clock(barrier, phase);  // finds (or makes) the phase's slot, once
+  if (released_.size() <= barrier) released_.resize(barrier + 1);
   Released& r = released_[barrier];
-  join_knowledge(r.known[&clock - r.clock], knowledge(a));
-  clock.join(clocks_[a], clocks_.size());
+  const int slot = Released::slot(phase);
+  if (r.phase[slot] != phase) {  // the phase's first release: its slot becomes a's past
+    r.phase[slot] = phase;
+    r.clock[slot] = clocks_[a];
+    r.known[slot] = knowledge(a);
+  } else {
+    join_knowledge(r.known[slot], knowledge(a));
+    r.clock[slot].join(clocks_[a], clocks_.size());
+  }
   ++clocks_[a].at(a);  // what a does next is not covered by this release
 }
 
@@ -270,7 +276,7 @@ void RaceDetectorCore<Clock>::acquire(AgentId a, std::uint32_t barrier, std::int
   }
   if (released_.size() <= barrier) return;
   const Released& r = released_[barrier];
-  if (const int slot = r.slot_of(phase); slot >= 0) {
+  if (const int slot = Released::slot(phase); r.phase[slot] == phase) {
     clocks_[a].join(r.clock[slot], clocks_.size());
     join_knowledge(known_[a], r.known[slot]);
   }
@@ -322,6 +328,7 @@ void RaceDetectorCore<Clock>::fence_async(AgentId a) {
 template <class Clock>
 void RaceDetectorCore<Clock>::group_member_done(AgentId member, AgentId issuer, GroupKind kind, std::uint32_t group) {
   const std::size_t k = group_index(kind);
+  note_group_owner(k, issuer);
   if (group == ~0u) {
     auto& pending = done_uncommitted_[k];
     if (pending.size() <= issuer) pending.resize(issuer + 1);
