@@ -353,9 +353,12 @@ struct HostPlatform {
   static unsigned char* shared_memory() { return rt().shared_memory(); }
 
   // plain atomics on 64-bit words (each one a scheduling point)
-  static std::int64_t atomic_load(std::int64_t* p, const CallSite& site = CallSite::current()) {
-    rt().at(site);
-    return rt().atomic(OpKind::atomic_load, p, 0);
+  // Inline into the caller, so that a load loop's state is the protocol's (spin recognition).
+  [[gnu::always_inline]] static std::int64_t atomic_load(std::int64_t* p, const CallSite& site = CallSite::current()) {
+    Runtime& r = rt();
+    r.at(site);
+    if (r.load_may_repeat(p)) r.capture_poll_state();
+    return r.atomic(OpKind::atomic_load, p, 0);
   }
   static void atomic_store(std::int64_t* p, std::int64_t v, const CallSite& site = CallSite::current()) {
     rt().at(site);

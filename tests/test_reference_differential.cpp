@@ -46,6 +46,7 @@ void agree_on(std::uint64_t first, std::uint64_t last) {
                               "stmt:atomic_add",
                               "stmt:sync_threads",
                               "stmt:reinit",
+                              "stmt:spin_atomic",
                               "pattern:next-phase wait after own arrive",
                               "pattern:straight-line repeated polls",
                               "pattern:tx ops beside plain arrivals",

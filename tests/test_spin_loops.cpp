@@ -140,3 +140,83 @@ TEST_CASE("a spin that also reads an atomic flag terminates, and each exit is re
   CHECK(exits[1] > 0);
   CHECK(r.stats.executions <= 20);
 }
+
+TEST_CASE("a spin on an atomic flag alone (no poll) is one await: it verifies without a step limit", "[spin][flag]") {
+  const ExploreResult r = explore_to_end(2, [] {
+    if (P::thread_idx() == 0)
+      P::atomic_store(smem_word(0), 1);
+    else
+      while (P::atomic_load(smem_word(0)) == 0) {}
+  });
+  CHECK_FALSE(r.bug);
+  if (r.bug) FAIL_CHECK(r.bug->message);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.spin_iterations > 0);
+  CHECK(r.stats.fallbacks == 0);
+  CHECK(r.stats.executions <= 3);  // the store before the loop's first load, between, after
+}
+
+TEST_CASE("a spin on a flag nobody sets is a livelock that names the word, not a step limit", "[spin][flag]") {
+  const ExploreResult r = explore_to_end(2, [] {
+    if (P::thread_idx() == 1)
+      while (P::atomic_load(smem_word(0)) == 0) {}
+  });
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::livelock);
+  CHECK_THAT(r.bug->message, Catch::Contains("spins forever on atomic loads") && Catch::Contains("= 0"));
+}
+
+TEST_CASE("a flag spin orders nothing: the data read after it races with the relaxed store's writer", "[spin][flag]") {
+  const ExploreResult r = explore_to_end(2, [] {
+    if (P::thread_idx() == 0) {
+      P::store(smem_word(1), std::int64_t{7});
+      P::atomic_store(smem_word(0), 1);  // relaxed: publishes nothing
+    } else {
+      while (P::atomic_load(smem_word(0)) == 0) {}
+      (void)P::load(smem_word(1));
+    }
+  });
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::race);
+}
+
+TEST_CASE("a loop over two flags exits by either, and each exit is reached", "[spin][flag]") {
+  static int exits[2];
+  exits[0] = exits[1] = 0;
+  const ExploreResult r = explore_to_end(3, [] {
+    if (P::thread_idx() < 2) {
+      P::atomic_store(smem_word(P::thread_idx()), 1);
+    } else {
+      std::int64_t a = 0, b = 0;
+      while ((a = P::atomic_load(smem_word(0))) == 0 && (b = P::atomic_load(smem_word(1))) == 0) {}
+      ++exits[a != 0 ? 0 : 1];
+    }
+  });
+  CHECK_FALSE(r.bug);
+  if (r.bug) FAIL_CHECK(r.bug->message);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.spin_iterations > 0);
+  CHECK(exits[0] > 0);
+  CHECK(exits[1] > 0);
+}
+
+TEST_CASE("a loop waiting for one value of a word that passes through others ends at that value", "[spin][flag]") {
+  static bool saw_one_first = false;
+  saw_one_first = false;
+  const ExploreResult r = explore_to_end(2, [] {
+    if (P::thread_idx() == 0) {
+      P::atomic_store(smem_word(0), 1);
+      P::atomic_store(smem_word(0), 2);
+    } else {
+      std::int64_t seen = 0, v;
+      while ((v = P::atomic_load(smem_word(0))) != 2)
+        if (v == 1) seen = 1;
+      saw_one_first = saw_one_first || seen == 1;
+      P::check(v == 2, "the loop ends at 2");
+    }
+  });
+  CHECK_FALSE(r.bug);
+  if (r.bug) FAIL_CHECK(r.bug->message);
+  CHECK(r.stats.complete);
+  CHECK(saw_one_first);  // the value in between is read in some order
+}

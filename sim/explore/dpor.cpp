@@ -238,7 +238,19 @@ std::string DporSearch::trace_key() const {
 void DporSearch::classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& early,
                           std::vector<Group>& groups, std::vector<const Summary*>& forced) {
   const Op& op = step.op;
-  if (is_atomic(op.kind)) return classify_atomic(step, e, early, groups);
+  if (is_atomic(op.kind)) {
+    // A load loop's await runs after the write that enabled it (it could not run before): that
+    // write is forced, not a race. Any later write to its words is an ordinary race (the await
+    // was enabled before it, and may read what it overwrote).
+    std::int64_t enabling = -1;
+    if (op.await && rt.agent(step.agent).woken_at != 0) {
+      enabling = static_cast<std::int64_t>(rt.agent(step.agent).woken_at) - 1;  // one event per step
+      read_join_.clear();
+      arena_.join_into(events_[static_cast<std::size_t>(enabling)], read_join_.dense);
+      forced.push_back(&read_join_);
+    }
+    return classify_atomic(step, e, early, groups, enabling);
+  }
   if (op.info().dependence == Dependence::block_sync) return classify_block_sync(rt, step, forced);
   if (op.info().dependence == Dependence::block_arrive) return classify_block_arrive(rt, step, groups);
   if (op.info().dependence == Dependence::group_wait) return classify_group_wait(rt, step, forced);
@@ -264,25 +276,28 @@ void DporSearch::classify(const Runtime& rt, const StepInfo& step, Event& e, std
       }
       return;
     case Dependence::observer:
-      if (step.read_woken) {
-        // Its await ran because a word its loop read changed: after the write that changed it.
-        read_join_.clear();
-        for (const auto& [addr, value] : rt.agent(step.agent).await_reads)
-          if (auto it = addresses_.find(addr); it != addresses_.end() && it->second.last_write >= 0)
-            arena_.join_into(events_[static_cast<std::size_t>(it->second.last_write)], read_join_.dense);
-        forced.push_back(&read_join_);
-      }
+      // Its await ran because a word its loop read changed: after the write that changed it.
+      if (step.read_woken) forced.push_back(&join_await_writes(rt, step));
       return classify_observer(h, step, e, early, groups, forced);
     default: return classify_counter(h, step, e, groups);
   }
 }
 
+// The last writes of the words the step's await read (Agent::await_reads), joined.
+const Summary& DporSearch::join_await_writes(const Runtime& rt, const StepInfo& step) {
+  read_join_.clear();
+  for (const auto& [addr, value] : rt.agent(step.agent).await_reads)
+    if (auto it = addresses_.find(addr); it != addresses_.end() && it->second.last_write >= 0)
+      arena_.join_into(events_[static_cast<std::size_t>(it->second.last_write)], read_join_.dense);
+  return read_join_;
+}
+
 void DporSearch::classify_atomic(const StepInfo& step, Event& e, std::vector<std::uint32_t>& early,
-                                 std::vector<Group>& groups) {
+                                 std::vector<Group>& groups, std::int64_t forced_write) {
   const bool writes = step.wrote;
   e.cat = writes ? Cat::write : Cat::read;
   AddressHistory& h = addresses_[step.op.addr];
-  if (h.last_write >= 0) early.push_back(static_cast<std::uint32_t>(h.last_write));
+  if (h.last_write >= 0 && h.last_write != forced_write) early.push_back(static_cast<std::uint32_t>(h.last_write));
   if (writes) groups.push_back({all_of(h.reads_since), nullptr});
   // a failed cas still read: it conflicts with writes only (handled above)
 }

@@ -190,7 +190,10 @@ class DporSearch final : public Strategy, public StepObserver {
   void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& early,
                 std::vector<Group>& groups, std::vector<const Summary*>& forced);
 
-  void classify_atomic(const StepInfo& step, Event& e, std::vector<std::uint32_t>& early, std::vector<Group>& groups);
+  const Summary& join_await_writes(const Runtime& rt, const StepInfo& step);
+  // forced_write: the event of a load loop's enabling write (not a race of this read), or -1.
+  void classify_atomic(const StepInfo& step, Event& e, std::vector<std::uint32_t>& early, std::vector<Group>& groups,
+                       std::int64_t forced_write = -1);
 
   // Every thread leaves the sync after every live thread arrived: join their clocks, and those
   // of the threads whose exit let it go (they had to finish first).
@@ -262,7 +265,7 @@ class DporSearch final : public Strategy, public StepObserver {
   std::size_t scanned_agents_ = 0;                                   // agents sorted into group_members_
   std::vector<std::uint32_t> block_prev_;                            // the completion of barrier 0's generation before
   Summary arrive_join_;  // an async arrive: the join of the copies it tracks
-  Summary read_join_;    // a read-woken poll: the writes that woke it
+  Summary read_join_;    // a read-woken poll or a load loop's await: the writes that woke it
   Event blocked_event_;
   WorkClock blocked_clock_;
   WorkClock acc_;                                  // the clock of the event on_step is building

@@ -47,6 +47,8 @@ struct AgentState {
   OpKind poll_kind = OpKind::start;
   CallSite poll_site;
   std::uint32_t backoff_polls = 0;  // consecutive re-polls of its loop whose state changed
+  std::uint32_t loads_in_loop = 0;  // entries of Agent::loads_seen that hold this run of loads
+  std::uint64_t woken_at = 0;       // a load loop's await: the step whose write enabled it (0: none)
   std::uint64_t deferred_try = 0;   // its try_wait_status not yet performed (an id), 0: none
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
   std::int64_t cluster_arrived = -1;
@@ -76,6 +78,16 @@ struct Agent : AgentState {
   // those of the iteration before it: the await is enabled when the phase completes or one of
   // these words holds another value (the iteration would then go otherwise).
   std::vector<std::pair<const std::int64_t*, std::int64_t>> loop_reads, await_reads;
+  // A loop of atomic loads alone (`while (atomic_load(f) == 0) {}`): the thread's atomic loads
+  // since its last other event or store, oldest first (the first loads_in_loop entries; the
+  // rest keep their buffers), each with the thread's state at it where one was taken.
+  struct LoadSeen {
+    CallSite site;
+    const std::int64_t* addr = nullptr;
+    std::int64_t value = 0;
+    std::vector<unsigned char> state;  // registers + live stack at the load (empty: not taken)
+  };
+  std::vector<LoadSeen> loads_seen;
   // A thread: its async-group families (bulk stores, cp.async; wgmma at a warp group's first
   // thread), sim/runtime/async_groups.hpp.
   AsyncGroupSet groups;
@@ -106,8 +118,10 @@ struct Agent : AgentState {
   }
 };
 
-// Copies the calling thread's callee-saved registers and its live stack (from its stack
-// pointer up to `top`, where its fiber's frames begin) into `out`. Inlined into the protocol
+// Copies the calling thread's callee-saved registers, its program counter (here: the inlined
+// copy's own address, so that two calls on one line are told apart where the compiler gives
+// no column) and its live stack (from its stack pointer up to `top`, where its fiber's frames
+// begin) into `out`. Inlined into the protocol
 // code that polls, so that it sees that code's state and none of the runtime's frames.
 // Caller-saved registers are dead across a call, so this is the whole state of the thread
 // at the poll, if its state lives in registers and on its stack (device code: registers and
@@ -118,7 +132,7 @@ struct Agent : AgentState {
                                                         std::size_t limit) {
   out.clear();
 #if defined(__x86_64__)
-  std::uint64_t regs[7];
+  std::uint64_t regs[8];
   asm volatile(
       "movq %%rbx, 0(%0)\n\t"
       "movq %%rbp, 8(%0)\n\t"
@@ -126,10 +140,12 @@ struct Agent : AgentState {
       "movq %%r13, 24(%0)\n\t"
       "movq %%r14, 32(%0)\n\t"
       "movq %%r15, 40(%0)\n\t"
-      "movq %%rsp, 48(%0)"
+      "movq %%rsp, 48(%0)\n\t"
+      "leaq 0(%%rip), %%rax\n\t"
+      "movq %%rax, 56(%0)"
       :
       : "r"(regs)
-      : "memory");
+      : "rax", "memory");
   const auto* sp = reinterpret_cast<const unsigned char*>(regs[6]);
   if (!top || sp >= top || static_cast<std::size_t>(top - sp) > limit) return;
   out.resize(sizeof regs + static_cast<std::size_t>(top - sp));

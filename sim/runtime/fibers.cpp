@@ -240,6 +240,7 @@ Agent& Runtime::new_agent() {
   if (agent_pool_.size() <= id) agent_pool_.push_back(std::make_unique<Agent>());
   Agent& a = *agent_pool_[id];
   a.start(id);  // keeps the buffers the last execution grew (the spin snapshots above all)
+  a.snapshot.reserve(kSnapshotBytes);
   agent_at_.push_back(&a);
   return a;
 }

@@ -12,6 +12,7 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   Op op{kind, nullptr, arg};
   op.addr = addr;
   op.expected = expected;
+  if (kind == OpKind::atomic_load) recognise_load_spin(op);
   if (!schedule_point(op)) return 0;
   StepInfo step{current_->id, op};
   step.value = *addr;
@@ -35,10 +36,51 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   Agent& a = *current_;
   if (step.wrote) a.stored_since_poll = true;
   if (kind == OpKind::atomic_load && a.last_poll_failed) a.loop_reads.emplace_back(addr, step.value);
+  if (kind == OpKind::atomic_load) note_load(a, addr, step.value, a.op.await);
   record(a, nullptr);
   observe(step);
   if (step.wrote && !read_awaiters_.empty()) atomic_written(addr);
   return step.value;
+}
+
+// An atomic load that comes back to the call site and word of an earlier load of the thread's
+// current run of loads (nothing else announced, nothing stored since) from exactly the same
+// state (the program counter included): the
+// iteration from that load to here changed nothing, and would repeat as long as the words it
+// read hold the values it read. So this load is an await of those words (enabled when one of
+// them holds another value), as a poll loop's await is of its phase (docs/model.md). The
+// iteration's loads stay events: only the iterations after it are merged.
+void Runtime::recognise_load_spin(Op& op) {
+  if (!current_ || over_) return;
+  perform_deferred_try();  // an event before this load: it ends the run of loads
+  if (over_) return;
+  Agent& a = *current_;
+  for (std::uint32_t i = a.loads_in_loop; i-- > 0;) {
+    const Agent::LoadSeen& anchor = a.loads_seen[i];
+    if (anchor.addr != op.addr || !anchor.site.same_place(a.site)) continue;
+    if (!a.snapshot.empty() && anchor.state == a.snapshot) {
+      op.await = true;
+      a.woken_at = 0;
+      a.await_reads.clear();
+      for (std::uint32_t j = i; j < a.loads_in_loop; ++j)
+        a.await_reads.emplace_back(a.loads_seen[j].addr, a.loads_seen[j].value);
+    }
+    return;
+  }
+}
+
+// The load joins the thread's run of loads, with the state taken at it (if any). An await
+// that ran (a word changed) starts a new run; so does a run longer than any recognised loop.
+void Runtime::note_load(Agent& a, const std::int64_t* addr, std::int64_t value, bool awaited) {
+  if (awaited || a.loads_in_loop == kLoadLoopMax) a.loads_in_loop = 0;
+  if (a.loads_seen.size() <= a.loads_in_loop) a.loads_seen.emplace_back();
+  Agent::LoadSeen& seen = a.loads_seen[a.loads_in_loop++];
+  copy_site(seen.site, a.site);
+  seen.addr = addr;
+  seen.value = value;
+  seen.state.swap(a.snapshot);
+  a.snapshot.clear();
+  a.snapshot.reserve(kSnapshotBytes);  // the entry's old buffer may be one never captured into
 }
 
 // A word an await of its loop read has changed (or changed back): re-decide its enabledness.
@@ -53,15 +95,16 @@ void Runtime::atomic_written(const std::int64_t* addr) {
     bool reads_it = false;
     for (const auto& r : w.await_reads) reads_it = reads_it || r.first == addr;
     if (!reads_it) continue;
-    auto& waiters = info(*w.op.bar).waiters;
+    // A poll's await is also among its barrier's waiters; a load loop's is only here.
     const bool enabled = is_enabled_now(w);
     if (enabled && w.enabled_pos == ~0u) {
-      std::erase(waiters, w.id);
+      if (w.op.bar) std::erase(info(*w.op.bar).waiters, w.id);
+      if (!w.op.bar) w.woken_at = steps_;  // this step's write: what the search orders it after
       add_enabled(w);
     } else if (!enabled && w.enabled_pos != ~0u) {
       remove_enabled(w);
       w.state = Agent::State::blocked;
-      waiters.push_back(w.id);
+      if (w.op.bar) info(*w.op.bar).waiters.push_back(w.id);
     }
   }
   read_awaiters_.erase(keep, read_awaiters_.end());
@@ -144,7 +187,10 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write, const
   perform_deferred_try();  // an access is an event: the try comes before it
   if (over_) return;
   tick();  // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
-  if (write) current_->stored_since_poll = true;
+  if (write) {
+    current_->stored_since_poll = true;
+    current_->loads_in_loop = 0;  // a store ends a loop of loads: it is no spin iteration
+  }
   if (shape_.cluster_size() > 1) {
     // Distributed shared memory: a peer's smem while that CTA lives (and only in the cluster).
     const std::int64_t cta = cta_of(addr, current_->cta);

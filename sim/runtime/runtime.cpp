@@ -36,6 +36,11 @@ bool Runtime::is_enabled_now(const Agent& a) const {
       for (const auto& [addr, value] : a.await_reads)
         if (*addr != value) return true;
       return false;
+    case OpKind::atomic_load:  // a load loop's await: once a word of its iteration changed
+      if (!a.op.await) return true;
+      for (const auto& [addr, value] : a.await_reads)
+        if (*addr != value) return true;
+      return false;
     default: return a.op.info().dependence != Dependence::group_wait || waited_for(a, a.op) == 0;
   }
 }
@@ -51,6 +56,7 @@ bool Runtime::is_enabled_now(const Agent& a) const {
   }
   a.state = Agent::State::blocked;
   if (a.op.info().dependence == Dependence::group_wait) return;  // landings enable it
+  if (!a.op.bar) return;                                         // a load loop's await: atomic_written enables it
   info(*a.op.bar).waiters.push_back(a.id);
 }
 
@@ -170,6 +176,7 @@ bool Runtime::schedule_point(const Op& op) {
   // ends the loop.
   if (!is_poll(op.kind) && !(op.kind == OpKind::atomic_load && a.loop_reads.size() < kLoopReadsMax))
     a.last_poll_failed = false;
+  if (op.kind != OpKind::atomic_load) a.loads_in_loop = 0;  // any other event ends a run of loads
   announce(a);
   if (op.await && !a.await_reads.empty()) read_awaiters_.push_back(a.id);
   if (priming_) {
@@ -228,7 +235,7 @@ void Runtime::end_blocked() {
       const CtaInfo& cta = ctas_[a.cta];
       what = fmt::format("wait at {} ({} of {} live threads waiting, {} arrived by bar.arrive)", describe_op(a),
                          cta.at_sync.size(), cta.live_threads, cta.block_arrivals.size());
-    } else if (!info_of(*a.op.bar).collective.empty()) {
+    } else if (!a.op.bar || !info_of(*a.op.bar).collective.empty()) {
       what = describe_op(a);
     } else {
       what = fmt::format("wait {}; {}: {}", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
@@ -262,6 +269,16 @@ void Runtime::end_blocked() {
     if (a.kind != Agent::Kind::thread || a.state == Agent::State::finished || !a.op.await) continue;
     outcome_.culprits = {a.id};
     outcome_.located = {located(a.site, fmt::format("{} spins here", describe_agent(a.id)))};
+    if (!a.op.bar) {  // a loop of atomic loads
+      std::string words;
+      for (const auto& [addr, value] : a.await_reads)
+        words += fmt::format("{}{} = {}", words.empty() ? "" : ", ", describe_address(addr), value);
+      end(Verdict::livelock,
+          fmt::format("{} spins forever on atomic loads ({}): every iteration reads the same values and changes "
+                      "nothing, and no other thread can change them",
+                      describe_agent(a.id), words));
+      return;
+    }
     end(Verdict::livelock,
         fmt::format("{} spins forever on {} {} for phase {}: every poll fails and its loop changes nothing, and no "
                     "other thread can complete the phase; {}: {}",

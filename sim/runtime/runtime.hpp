@@ -152,6 +152,16 @@ class Runtime {
   [[gnu::always_inline]] void capture_poll_state() {
     if (current_ && !over_) capture_thread_state(current_->snapshot, current_->stack_top, kSnapshotLimit);
   }
+  // Called by HostPlatform right before an atomic load, after at(): does this load repeat one
+  // of the thread's run of loads at the same call site (a loop of loads alone, which spin
+  // recognition then needs the state of)? Inline: most loads are no such repeat.
+  bool load_may_repeat(const std::int64_t* addr) const {
+    if (!current_ || over_) return false;
+    const Agent& a = *current_;
+    for (std::uint32_t i = 0; i < a.loads_in_loop; ++i)
+      if (a.loads_seen[i].addr == addr && a.loads_seen[i].site.same_place(a.site)) return true;
+    return false;
+  }
   // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
   // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
 #if defined(__SANITIZE_ADDRESS__)
@@ -162,6 +172,11 @@ class Runtime {
 #else
   static constexpr std::size_t kSnapshotLimit = 3 * 1024;
 #endif
+  // A snapshot's bytes at most (the registers, then the live stack). Every agent's snapshot
+  // buffer holds this much before it is handed to a capture: a capture that had to allocate
+  // would spill into the very frame it copies, so that one state would give two snapshots
+  // (found by a load loop whose buffers trade places with Agent::loads_seen's).
+  static constexpr std::size_t kSnapshotBytes = kSnapshotLimit + 8 * sizeof(std::uint64_t);
   // The most atomic loads one spin iteration may make and still be recognised as a spin.
   static constexpr std::size_t kLoopReadsMax = 8;
   // A loop whose polls repeat from a changed state (a back-off counter, a nanosleep argument)
@@ -533,6 +548,13 @@ class Runtime {
   std::vector<AgentId> read_awaiters_;
   std::vector<AgentId> fragile_scratch_;  // barrier_changed's buffer (no allocation per phase)
   void atomic_written(const std::int64_t* addr);
+  // A loop of atomic loads alone (docs/model.md, "Spin-loop recognition"): an atomic load that
+  // comes back to an earlier load's call site in the same state, with only loads in between,
+  // becomes an await of that iteration's words (memory.cpp).
+  void recognise_load_spin(Op& op);
+  void note_load(Agent& a, const std::int64_t* addr, std::int64_t value, bool awaited);
+  // The most loads one iteration of such a loop may make and still be recognised.
+  static constexpr std::uint32_t kLoadLoopMax = kLoopReadsMax + 1;
 
   Program* program_ = nullptr;
   Strategy* strategy_ = nullptr;

@@ -36,6 +36,8 @@
 //   spin_flag           while (!try_wait(bar, arg)) { if (atomic_load(A[0]) != 0) break; }
 //                       records 1 if the flag ended the loop, else 0 (each poll and each load
 //                       is a step of its own)
+//   spin_atomic         while ((v = atomic_load(A[arg])) == 0) {}  records v (a loop of loads
+//                       alone: each load is a step; the runtime's load-loop await)
 //   spin_backoff_grow   n = 0; while (!test_wait(bar, arg)) nanosleep(++n);  records nothing:
 //                       the counter grows without bound and is dead after the loop (the
 //                       runtime's back-off merge; the reference: a poll loop)
@@ -231,6 +233,7 @@ enum class Stmt : std::uint8_t {
   spin_backoff_grow,
   inval,
   reinit,
+  spin_atomic,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

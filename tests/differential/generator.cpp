@@ -428,6 +428,19 @@ DiffProgram generate(std::uint64_t seed) {
     const auto count = static_cast<std::int32_t>(1 + g.pick(p.threads));
     script.insert(script.begin() + at, {Instr{Stmt::inval, b, 0}, Instr{Stmt::reinit, b, count}});
   }
+  // Sometimes a loop of atomic loads alone (drawn last too): a thread spins until A[w] is not
+  // 0, and mostly another thread (or itself, later: a livelock) raises it at a random point.
+  if (g.chance(8)) {
+    const auto w = static_cast<std::int32_t>(g.pick(kAtomicWords));
+    auto& script = p.scripts[g.pick(p.total_threads())];
+    script.insert(script.begin() + g.pick(static_cast<std::uint32_t>(script.size() + 1)),
+                  Instr{Stmt::spin_atomic, 0, w});
+    if (g.chance(75)) {
+      auto& raiser = p.scripts[g.pick(p.total_threads())];
+      const Stmt raise = g.chance(50) ? Stmt::atomic_store : Stmt::atomic_add;
+      raiser.insert(raiser.begin() + g.pick(static_cast<std::uint32_t>(raiser.size() + 1)), Instr{raise, 0, w});
+    }
+  }
   keep_reinit_defined(p);
   return p;
 }

@@ -204,6 +204,10 @@ bool Explorer::thread_step(State& s, int g) const {
     }
     case Stmt::atomic_store: s.atomics[static_cast<std::size_t>(in.arg)] = g + 1; break;
     case Stmt::atomic_load: t.regs.push_back(s.atomics[static_cast<std::size_t>(in.arg)]); break;
+    case Stmt::spin_atomic:  // a load that reads 0 changes nothing: a self-loop
+      if (s.atomics[static_cast<std::size_t>(in.arg)] == 0) return true;
+      t.regs.push_back(s.atomics[static_cast<std::size_t>(in.arg)]);
+      break;
     case Stmt::atomic_add:
       t.regs.push_back(s.atomics[static_cast<std::size_t>(in.arg)]);
       s.atomics[static_cast<std::size_t>(in.arg)] += 1;

@@ -99,6 +99,12 @@ void RuntimeProgram::thread_main() {
         regs[n++] = by_flag;
         break;
       }
+      case Stmt::spin_atomic: {
+        std::int64_t v;
+        while ((v = P::atomic_load(&atomics_[i.arg])) == 0) {}
+        regs[n++] = v;
+        break;
+      }
       case Stmt::spin_backoff_grow: {
         std::uint32_t grow = 0;
         while (!bar.test_wait(q)) {
