@@ -156,6 +156,19 @@ void patterns() {
                         if (P::atomic_load(flag) != 0) break;
                     }
                   }));
+  // A loop of atomic loads alone on a flag the producer raises: from its third load the loop is
+  // an await of the flag (before: each load a step, and a search without end). Its first two
+  // loads stay events (the first is where the loop's state is first taken), so each consumer
+  // reads the flag raised at its first load, its second or at the await: 3^c classes.
+  for (std::uint32_t c : {1u, 2u, 4u})
+    print_pattern(fmt::format("spin on an atomic flag alone, {} consumer(s): while (atomic_load(f) == 0) {{}}", c),
+                  run_pattern(c + 1, [] {
+                    auto* flag = reinterpret_cast<std::int64_t*>(P::shared_memory() + 2048);
+                    if (P::thread_idx() == 0)
+                      P::atomic_store(flag, 1);
+                    else
+                      while (P::atomic_load(flag) == 0) {}
+                  }));
   // try_wait then a blocking wait if it failed: a bool the code branches on, or a status
   // only the wait reads (CUTLASS's consumer_try_wait / consumer_wait).
   for (bool status : {false, true})
