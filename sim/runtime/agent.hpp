@@ -49,6 +49,7 @@ struct AgentState {
   std::uint32_t backoff_polls = 0;  // consecutive re-polls of its loop whose state changed
   std::uint32_t loads_in_loop = 0;  // entries of Agent::loads_seen that hold this run of loads
   std::uint64_t woken_at = 0;       // a load loop's await: the step whose write enabled it (0: none)
+  std::int8_t parity_next = -1;     // the phase bit its next wait or poll was given by (phase_for_parity)
   std::uint64_t deferred_try = 0;   // its try_wait_status not yet performed (an id), 0: none
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
   std::int64_t cluster_arrived = -1;

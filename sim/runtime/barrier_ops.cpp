@@ -82,7 +82,10 @@ MbarrierToken Runtime::barrier_op(const Op& op) {
 
 void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
   info(bar);
-  if (!schedule_point({OpKind::wait, &bar, phase})) return;
+  Op op{OpKind::wait, &bar, phase};
+  op.parity = take_parity_next();
+  if (!schedule_point(op)) return;
+  phase = current_->op.arg;  // by phase bit: resolved again if the barrier was re-initialised meanwhile
   perform([&] { check_barrier_user(bar); });
   perform([&] {
     // Enabled means complete (or a misuse, which throws); anything else is a runtime bug.
@@ -95,8 +98,9 @@ void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
 
 bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token) {
   info(bar);
-  const std::int64_t awaited = token ? token->phase : phase;
+  std::int64_t awaited = token ? token->phase : phase;
   Op op{kind, &bar, awaited};
+  op.parity = token ? std::int8_t{-1} : take_parity_next();
   if (current_ && !over_) {
     perform_deferred_try();  // an event before this poll: it decides what "the last poll" was
     Agent& self = *current_;
@@ -124,6 +128,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
     self.loop_reads.clear();
   }
   if (!schedule_point(op)) return false;
+  if (!token) phase = awaited = current_->op.arg;  // by phase bit: resolved again at a re-init
   perform([&] { check_barrier_user(bar); });
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   Agent& a = *current_;
@@ -166,14 +171,20 @@ std::int64_t Runtime::phase_for_parity(MbarrierState& bar, std::uint32_t parity)
   info(bar);
   if (over_ || !current_) return 0;
   perform_deferred_try();  // its answer may add to what this thread knows
-  const std::int64_t known = races_.known_phase(current_->id, bar.id);
-  return (known & 1) == static_cast<std::int64_t>(parity & 1) ? known : known + 1;
+  current_->parity_next = static_cast<std::int8_t>(parity & 1);
+  return phase_by_bit(*current_, bar, parity & 1);
+}
+
+std::int64_t Runtime::phase_by_bit(const Agent& a, const MbarrierState& bar, std::uint32_t bit) const {
+  const std::int64_t known = races_.known_phase(a.id, bar.id);
+  return (known & 1) == static_cast<std::int64_t>(bit) ? known : known + 1;
 }
 
 TryWaitStatus Runtime::try_wait_status(MbarrierState& bar, std::int64_t phase) {
   info(bar);
   if (over_ || !current_) return {};
-  perform_deferred_try();  // the previous one: this try is invisible, so that one's next event is now
+  current_->parity_next = -1;  // a status keeps the phase its try resolved
+  perform_deferred_try();      // the previous one: this try is invisible, so that one's next event is now
   tries_.push_back({current_->id, &bar, phase, current_->site});
   current_->deferred_try = tries_.size();
   return {tries_.size()};

@@ -104,6 +104,7 @@ struct Op {
   bool backoff = false;       // ... of a back-off loop (its state changed), merged after kBackoffExplored
   bool remote = false;        // the .shared::cluster form (a barrier of any CTA of the cluster)
   Scope scope = Scope::cta;   // .cta / .cluster
+  std::int8_t parity = -1;    // a wait or poll by phase bit: the bit (arg: the phase it means now); -1: not
   const OpInfo& info() const { return op_info(kind); }
 };
 
@@ -121,6 +122,7 @@ struct Op {
   to.backoff = from.backoff;
   to.remote = from.remote;
   to.scope = from.scope;
+  to.parity = from.parity;
 }
 
 // A step as reports name it, from its row's `report` template; `bar` is its barrier's name.

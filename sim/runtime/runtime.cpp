@@ -92,14 +92,22 @@ void Runtime::new_phase(MbarrierState& bar, BarrierInfo& bi) {
 
 // A re-init starts the barrier again at phase 0: a wait left enabled by its old incarnation
 // (its phase complete there, or the barrier invalidated) may be a wait for an open phase now.
-// Each becomes fragile, so that new_phase (right after, for the init) re-checks it. Rare (an
-// init), so every enabled agent is looked at.
+// Each becomes fragile, so that new_phase (right after, for the init) re-checks it. A wait or
+// poll by phase bit means another phase now: the bit is read again against what its thread
+// knows of the new incarnation (nothing yet: the hardware's parity test of the new phase 0),
+// as the thread would at its next attempt. Rare (an init), so every enabled agent is looked at.
 void Runtime::make_waits_fragile_at_init(MbarrierState& bar) {
   BarrierInfo& bi = info(bar);
+  auto read_bit_again = [&](Agent& w) {
+    if (w.kind == Agent::Kind::thread && w.op.parity >= 0 && w.op.bar == &bar)
+      w.op.arg = phase_by_bit(w, bar, static_cast<std::uint32_t>(w.op.parity));
+  };
   for (AgentId id : enabled_) {
-    const Agent& w = *agent_at_[id];
+    Agent& w = *agent_at_[id];
+    read_bit_again(w);
     if (w.kind == Agent::Kind::thread && is_blocking_wait(w.op) && w.op.bar == &bar) bi.fragile_waits.push_back(id);
   }
+  for (AgentId id : bi.waiters) read_bit_again(*agent_at_[id]);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -189,6 +189,15 @@ class Runtime {
   // the one after. A wait answered by a later phase of the same parity is then aliasing,
   // while a thread that skips phases it knows (through others) completed is not.
   std::int64_t phase_for_parity(MbarrierState& bar, std::uint32_t parity);
+  // The phase bit `bit` means for thread `a` now (what phase_for_parity returns).
+  std::int64_t phase_by_bit(const Agent& a, const MbarrierState& bar, std::uint32_t bit) const;
+  // The bit phase_for_parity gave the current thread's next wait or poll (-1: none), taken.
+  std::int8_t take_parity_next() {
+    if (!current_) return -1;
+    const std::int8_t bit = current_->parity_next;
+    current_->parity_next = -1;
+    return bit;
+  }
   // try_wait.parity whose answer only wait_status reads: deferred (see the top of this file).
   TryWaitStatus try_wait_status(MbarrierState& bar, std::int64_t phase);
   // Blocks until the phase of `status` completes, unless its try found it complete.

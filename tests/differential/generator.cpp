@@ -343,36 +343,21 @@ void plant_protocol(Gen& g) {
 }
 
 // A program that re-initialises a barrier has no statement whose meaning across incarnations
-// the reference leaves undefined (diff_program.hpp, reinit): each becomes a plain arrive. And a
-// phase-bit wait on a barrier that another thread re-initialises becomes a plain arrive too:
-// blocked across the re-init, the runtime keeps the phase it resolved the bit to at the call,
-// where the reference resolves it again at each attempt (docs/validation.md, re-init notes).
+// the reference leaves undefined (diff_program.hpp, reinit): each becomes a plain arrive.
+// (Phase-bit waits stay: blocked across another thread's re-init, both read the bit again.)
 void keep_reinit_defined(DiffProgram& p) {
-  std::set<std::pair<std::uint32_t, std::uint32_t>> reinits;  // (thread, cta * barriers + barrier)
-  auto barrier_of = [&](std::size_t g, const Instr& i) {
-    return static_cast<std::uint32_t>(g / p.threads * p.barriers + i.bar);
-  };
-  for (std::size_t g = 0; g < p.scripts.size(); ++g)
-    for (const Instr& i : p.scripts[g])
-      if (i.op == Stmt::reinit) reinits.insert({static_cast<std::uint32_t>(g), barrier_of(g, i)});
-  if (reinits.empty()) return;
-  auto reinit_by_another = [&](std::size_t g, std::uint32_t b) {
-    for (const auto& [t, rb] : reinits)
-      if (rb == b && t != g) return true;
-    return false;
-  };
-  for (std::size_t g = 0; g < p.scripts.size(); ++g)
-    for (Instr& i : p.scripts[g]) switch (i.op) {
+  const bool reinit = std::any_of(p.scripts.begin(), p.scripts.end(), [](const std::vector<Instr>& script) {
+    return std::any_of(script.begin(), script.end(), [](const Instr& i) { return i.op == Stmt::reinit; });
+  });
+  if (!reinit) return;
+  for (auto& script : p.scripts)
+    for (Instr& i : script) switch (i.op) {
         case Stmt::arrive_token:
         case Stmt::token_test_wait:
         case Stmt::token_wait:
         case Stmt::status_try:
         case Stmt::status_wait:
         case Stmt::cpa_arrive: i = Instr{Stmt::arrive, i.bar, 0}; break;
-        case Stmt::parity_wait:
-        case Stmt::parity_try_wait:
-          if (reinit_by_another(g, barrier_of(g, i))) i = Instr{Stmt::arrive, i.bar, 0};
-          break;
         default: break;
       }
 }
