@@ -175,6 +175,13 @@ std::int64_t Runtime::phase_for_parity(MbarrierState& bar, std::uint32_t parity)
   return phase_by_bit(*current_, bar, parity & 1);
 }
 
+std::int8_t Runtime::take_parity_next() {
+  if (!current_) return -1;
+  const std::int8_t bit = current_->parity_next;
+  current_->parity_next = -1;
+  return bit;
+}
+
 std::int64_t Runtime::phase_by_bit(const Agent& a, const MbarrierState& bar, std::uint32_t bit) const {
   const std::int64_t known = races_.known_phase(a.id, bar.id);
   return (known & 1) == static_cast<std::int64_t>(bit) ? known : known + 1;

@@ -2,31 +2,24 @@
 // in-flight bulk copy, and a custom boost::fibers scheduling algorithm that hands every
 // scheduling decision to a Strategy.
 //
-// Model. Each agent announces its next visible operation (a barrier instruction, a bulk
-// copy issue, a block sync; for a copy agent, the landing of its next piece) and stops
-// there. At every such point the Strategy picks one ENABLED agent, which performs its
-// operation and runs its local code up to its next announcement: one step. A wait is
-// enabled only once the phase it waits for has completed (or when it would report a
-// misuse). A poll (test_wait/try_wait) is always enabled and answers the barrier's state,
-// except a spin iteration: a poll of the same barrier and phase as the thread's previous,
-// failed, poll, made at the same call site (file, line, column: the program counter the
-// snapshot leaves out) from exactly the same registers and stack, with nothing announced in
-// between but atomic loads. That iteration changed nothing, so failing again would only
-// repeat it: the poll waits for the phase (or for a word its loop read to change) instead (an
-// "await"), and the failed poll before it is reported as a no-op (StepInfo::spin_noop). A loop
-// whose state changes from poll to poll (back-off) is explored for kBackoffExplored re-polls,
-// then merged the same way. No enabled agent while some are unfinished is a deadlock, or a
-// livelock when a thread is left in such a spin (docs/model.md, "Spin-loop recognition").
+// Model (docs/model.md). Each agent announces its next visible operation (a barrier
+// instruction, a bulk copy issue, a block sync, an atomic; for a copy agent, the landing of its
+// next piece) and stops there. At every such point the Strategy picks one ENABLED agent, which
+// performs its operation and runs its local code up to its next announcement: one step. A
+// wait is enabled only once the phase it waits for has completed (or when it would report a
+// misuse). A poll is always enabled and answers the barrier's state, except a spin iteration:
+// a poll (or, in a loop of atomic loads alone, a load) that repeats an earlier one at the same
+// call site from exactly the same registers, program counter and stack, with nothing else
+// announced in between but atomic loads. Failing again would only repeat it, so it waits for
+// the phase or for a word its loop read to change instead (an "await"); back-off loops are
+// explored for kBackoffExplored re-polls first. No enabled agent while some are unfinished is a
+// deadlock, or a livelock when a thread is left in such a spin.
 //
 // A try_wait whose answer only a later wait reads (P::WaitStatus, CUTLASS's consumer_try_wait
-// then consumer_wait) is deferred: it has no effect the protocol can see before its thread's
-// next event, so it is performed right before that event, as a step of its own. When that next
-// event is the wait on its status, the pair is one blocking wait: a try that found the phase
-// complete followed by nothing is a wait that ran then, and a try that timed out followed by
-// the wait is that wait later. Both orders of the try against the completion are covered by
-// one blocking wait's, with the same acquire point and the same aliasing checks. A later wait
-// on the same status waits again unless the thread knew the phase complete at the try
-// (wait_status).
+// then consumer_wait) is deferred: performed right before its thread's next event, as a step of
+// its own; when that event is the wait on its status, the pair is one blocking wait
+// (docs/model.md, "Deferred try_wait"). A later wait on the same status waits again unless the
+// thread knew the phase complete at the try (wait_status).
 #pragma once
 
 #include <pthread.h>
@@ -152,9 +145,8 @@ class Runtime {
   [[gnu::always_inline]] void capture_poll_state() {
     if (current_ && !over_) capture_thread_state(current_->snapshot, current_->stack_top, kSnapshotLimit);
   }
-  // Called by HostPlatform right before an atomic load, after at(): does this load repeat one
-  // of the thread's run of loads at the same call site (a loop of loads alone, which spin
-  // recognition then needs the state of)? Inline: most loads are no such repeat.
+  // Called by HostPlatform before an atomic load, after at(): does it repeat a load of the
+  // thread's run of loads (site and word), so that spin recognition needs its state?
   bool load_may_repeat(const std::int64_t* addr) const {
     if (!current_ || over_) return false;
     const Agent& a = *current_;
@@ -165,23 +157,19 @@ class Runtime {
   // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
   // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
 #if defined(__SANITIZE_ADDRESS__)
-  // ASan's redzones make frames several times larger, and it gives every temporary a slot of
-  // its own: the differential programs' thread function, a switch over 50 statements, needs
-  // more than 12 KiB there.
+  // ASan's frames are several times larger (redzones, a slot per temporary): the differential
+  // programs' thread function needs more than 12 KiB there.
   static constexpr std::size_t kSnapshotLimit = 32 * 1024;
 #else
   static constexpr std::size_t kSnapshotLimit = 3 * 1024;
 #endif
-  // A snapshot's bytes at most (the registers, then the live stack). Every agent's snapshot
-  // buffer holds this much before it is handed to a capture: a capture that had to allocate
-  // would spill into the very frame it copies, so that one state would give two snapshots
-  // (found by a load loop whose buffers trade places with Agent::loads_seen's).
+  // A snapshot's bytes at most. Every snapshot buffer holds this much before a capture: one that
+  // allocated would spill into the frame it copies (one state, two snapshots).
   static constexpr std::size_t kSnapshotBytes = kSnapshotLimit + 8 * sizeof(std::uint64_t);
   // The most atomic loads one spin iteration may make and still be recognised as a spin.
   static constexpr std::size_t kLoopReadsMax = 8;
-  // A loop whose polls repeat from a changed state (a back-off counter, a nanosleep argument)
-  // is explored poll by poll for this many re-polls (a loop that gives up after so many polls
-  // is then exact), and after that its polls are merged into one wait (docs/model.md).
+  // A loop whose polls repeat from a changed state (a back-off counter) is explored poll by poll
+  // for this many re-polls (exact for a loop giving up by then), then merged (docs/model.md).
   static constexpr std::uint32_t kBackoffExplored = 3;
   std::uint32_t pending_count(const MbarrierToken& token);
   // The full phase a parity-only wait of the current thread means: the phase it knows
@@ -191,13 +179,7 @@ class Runtime {
   std::int64_t phase_for_parity(MbarrierState& bar, std::uint32_t parity);
   // The phase bit `bit` means for thread `a` now (what phase_for_parity returns).
   std::int64_t phase_by_bit(const Agent& a, const MbarrierState& bar, std::uint32_t bit) const;
-  // The bit phase_for_parity gave the current thread's next wait or poll (-1: none), taken.
-  std::int8_t take_parity_next() {
-    if (!current_) return -1;
-    const std::int8_t bit = current_->parity_next;
-    current_->parity_next = -1;
-    return bit;
-  }
+  std::int8_t take_parity_next();  // the bit phase_for_parity gave the next wait or poll (-1: none)
   // try_wait.parity whose answer only wait_status reads: deferred (see the top of this file).
   TryWaitStatus try_wait_status(MbarrierState& bar, std::int64_t phase);
   // Blocks until the phase of `status` completes, unless its try found it complete.
