@@ -156,11 +156,10 @@ void patterns() {
                         if (P::atomic_load(flag) != 0) break;
                     }
                   }));
-  // A loop of atomic loads alone on a flag the producer raises: from its third load the loop is
-  // an await of the flag (before: each load a step, and a search without end). Its first two
-  // loads stay events (the first is where the loop's state is first taken), so each consumer
-  // reads the flag raised at its first load, its second or at the await: 3^c classes.
-  for (std::uint32_t c : {1u, 2u, 4u})
+  // A loop of atomic loads alone on a flag the producer raises: one class however many spin
+  // (its second load is an await of the flag and its first is no event; before, each load was
+  // a step and the search had no end).
+  for (std::uint32_t c : {1u, 2u, 4u, 32u})
     print_pattern(fmt::format("spin on an atomic flag alone, {} consumer(s): while (atomic_load(f) == 0) {{}}", c),
                   run_pattern(c + 1, [] {
                     auto* flag = reinterpret_cast<std::int64_t*>(P::shared_memory() + 2048);

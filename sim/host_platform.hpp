@@ -357,7 +357,7 @@ struct HostPlatform {
   [[gnu::always_inline]] static std::int64_t atomic_load(std::int64_t* p, const CallSite& site = CallSite::current()) {
     Runtime& r = rt();
     r.at(site);
-    if (r.load_may_repeat(p)) r.capture_poll_state();
+    if (r.load_wants_state(p, program_counter())) r.capture_poll_state();
     return r.atomic(OpKind::atomic_load, p, 0);
   }
   static void atomic_store(std::int64_t* p, std::int64_t v, const CallSite& site = CallSite::current()) {

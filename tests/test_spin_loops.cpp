@@ -142,7 +142,8 @@ TEST_CASE("a spin that also reads an atomic flag terminates, and each exit is re
 }
 
 TEST_CASE("a spin on an atomic flag alone (no poll) is one await: it verifies without a step limit", "[spin][flag]") {
-  const ExploreResult r = explore_to_end(2, [] {
+  const std::uint32_t consumers = GENERATE(1u, 2u, 8u, 32u);
+  const ExploreResult r = explore_to_end(consumers + 1, [] {
     if (P::thread_idx() == 0)
       P::atomic_store(smem_word(0), 1);
     else
@@ -151,9 +152,10 @@ TEST_CASE("a spin on an atomic flag alone (no poll) is one await: it verifies wi
   CHECK_FALSE(r.bug);
   if (r.bug) FAIL_CHECK(r.bug->message);
   CHECK(r.stats.complete);
-  CHECK(r.stats.spin_iterations > 0);
   CHECK(r.stats.fallbacks == 0);
-  CHECK(r.stats.executions <= 3);  // the store before the loop's first load, between, after
+  // One class: the loop's first load, made again from the same state, is no event (as a failed
+  // poll before its loop's await is not): the search explores the loop as one wait.
+  CHECK(r.stats.executions == 1);
 }
 
 TEST_CASE("a spin on a flag nobody sets is a livelock that names the word, not a step limit", "[spin][flag]") {

@@ -50,6 +50,7 @@ struct AgentState {
   std::uint32_t loads_in_loop = 0;  // entries of Agent::loads_seen that hold this run of loads
   std::uint64_t woken_at = 0;       // a load loop's await: the step whose write enabled it (0: none)
   std::int8_t parity_next = -1;     // the phase bit its next wait or poll was given by (phase_for_parity)
+  const void* load_pc = nullptr;    // where its announced atomic load is (HostPlatform's inlined code)
   std::uint64_t deferred_try = 0;   // its try_wait_status not yet performed (an id), 0: none
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
   std::int64_t cluster_arrived = -1;
@@ -84,6 +85,7 @@ struct Agent : AgentState {
   // rest keep their buffers), each with the thread's state at it where one was taken.
   struct LoadSeen {
     CallSite site;
+    const void* pc = nullptr;  // the load's code (program_counter()), null where unknown
     const std::int64_t* addr = nullptr;
     std::int64_t value = 0;
     std::vector<unsigned char> state;  // registers + live stack at the load (empty: not taken)
@@ -149,16 +151,31 @@ struct Agent : AgentState {
       : "rax", "memory");
   const auto* sp = reinterpret_cast<const unsigned char*>(regs[6]);
   if (!top || sp >= top || static_cast<std::size_t>(top - sp) > limit) return;
+#if defined(__SANITIZE_ADDRESS__)
   out.resize(sizeof regs + static_cast<std::size_t>(top - sp));
   std::memcpy(out.data(), regs, sizeof regs);
-#if defined(__SANITIZE_ADDRESS__)
   asan_fibers::copy_stack(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));  // redzones and all
 #else
-  std::memcpy(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));
+  // Appended, not resized and then overwritten: no zeroing pass (a capture is made at every
+  // atomic load). The buffer has room already (Runtime::kSnapshotBytes): nothing allocates.
+  const auto* bytes = reinterpret_cast<const unsigned char*>(regs);
+  out.insert(out.end(), bytes, bytes + sizeof regs);
+  out.insert(out.end(), sp, top);
 #endif
 #else
   (void)top;
   (void)limit;
+#endif
+}
+
+// The address of the caller's own code here: inlined, one per call site (0 where unsupported).
+[[gnu::always_inline]] inline const void* program_counter() {
+#if defined(__x86_64__)
+  const void* pc;
+  asm volatile("leaq 0(%%rip), %0" : "=r"(pc));
+  return pc;
+#else
+  return nullptr;
 #endif
 }
 

@@ -36,9 +36,17 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   Agent& a = *current_;
   if (step.wrote) a.stored_since_poll = true;
   if (kind == OpKind::atomic_load && a.last_poll_failed) a.loop_reads.emplace_back(addr, step.value);
+  const bool captured = kind == OpKind::atomic_load && !a.snapshot.empty();
   if (kind == OpKind::atomic_load) note_load(a, addr, step.value, a.op.await);
   record(a, nullptr);
-  observe(step);
+  if (captured && (observer_ || limits_.record_trace)) {
+    // Reported at the thread's next announcement, which shows whether it was a spin iteration
+    // (recognise_load_spin), as a failed poll is.
+    failed_poll_ = step;
+    failed_poll_step_ = steps_;
+  } else {
+    observe(step);
+  }
   if (step.wrote && !read_awaiters_.empty()) atomic_written(addr);
   return step.value;
 }
@@ -64,6 +72,9 @@ void Runtime::recognise_load_spin(Op& op) {
       a.await_reads.clear();
       for (std::uint32_t j = i; j < a.loads_in_loop; ++j)
         a.await_reads.emplace_back(a.loads_seen[j].addr, a.loads_seen[j].value);
+      // An iteration of this one load: that load changed nothing, and is no event (its report
+      // waited for this announcement). A longer iteration's loads stay events.
+      if (i + 1 == a.loads_in_loop) flush_failed_poll(true);
     }
     return;
   }
@@ -76,6 +87,7 @@ void Runtime::note_load(Agent& a, const std::int64_t* addr, std::int64_t value, 
   if (a.loads_seen.size() <= a.loads_in_loop) a.loads_seen.emplace_back();
   Agent::LoadSeen& seen = a.loads_seen[a.loads_in_loop++];
   copy_site(seen.site, a.site);
+  seen.pc = a.load_pc;
   seen.addr = addr;
   seen.value = value;
   seen.state.swap(a.snapshot);

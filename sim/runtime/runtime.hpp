@@ -145,14 +145,17 @@ class Runtime {
   [[gnu::always_inline]] void capture_poll_state() {
     if (current_ && !over_) capture_thread_state(current_->snapshot, current_->stack_top, kSnapshotLimit);
   }
-  // Called by HostPlatform before an atomic load, after at(): does it repeat a load of the
-  // thread's run of loads (site and word), so that spin recognition needs its state?
-  bool load_may_repeat(const std::int64_t* addr) const {
+  // Called by HostPlatform before an atomic load at `pc` (its inlined code: program_counter()),
+  // after at(): notes the pc, and says whether the state is worth taking for spin recognition.
+  // Not where the thread's last load was this very load on another word (a loop walking an
+  // array: the copy would be a fifth of each of its steps).
+  bool load_wants_state(const std::int64_t* addr, const void* pc) {
     if (!current_ || over_) return false;
-    const Agent& a = *current_;
-    for (std::uint32_t i = 0; i < a.loads_in_loop; ++i)
-      if (a.loads_seen[i].addr == addr && a.loads_seen[i].site.same_place(a.site)) return true;
-    return false;
+    Agent& a = *current_;
+    a.load_pc = pc;
+    if (a.loads_in_loop == 0) return true;
+    const Agent::LoadSeen& last = a.loads_seen[a.loads_in_loop - 1];
+    return last.addr == addr || last.pc != pc || pc == nullptr;
   }
   // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
   // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
