@@ -53,11 +53,10 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
 
 // An atomic load that comes back to the call site and word of an earlier load of the thread's
 // current run of loads (nothing else announced, nothing stored since) from exactly the same
-// state (the program counter included): the
-// iteration from that load to here changed nothing, and would repeat as long as the words it
-// read hold the values it read. So this load is an await of those words (enabled when one of
-// them holds another value), as a poll loop's await is of its phase (docs/model.md). The
-// iteration's loads stay events: only the iterations after it are merged.
+// state (the program counter included): the iteration from that load to here changed nothing,
+// and would repeat as long as the words it read hold the values it read. So this load is an
+// await of those words (enabled when one of them holds another value), as a poll loop's await
+// is of its phase (docs/model.md, "Spin-loop recognition").
 void Runtime::recognise_load_spin(Op& op) {
   if (!current_ || over_) return;
   perform_deferred_try();  // an event before this load: it ends the run of loads
