@@ -240,7 +240,6 @@ Agent& Runtime::new_agent() {
   if (agent_pool_.size() <= id) agent_pool_.push_back(std::make_unique<Agent>());
   Agent& a = *agent_pool_[id];
   a.start(id);  // keeps the buffers the last execution grew (the spin snapshots above all)
-  a.snapshot.reserve(kSnapshotBytes);
   agent_at_.push_back(&a);
   return a;
 }
@@ -252,7 +251,8 @@ void Runtime::spawn_threads() {
       Agent& a = new_agent();
       a.cta = cta;
       a.thread = t;
-      if (a.id < fibers_.size()) {  // a parked fiber: it scrubs its stack when resumed
+      a.snapshot.reserve(kSnapshotBytes);  // a thread's snapshots never allocate (copies take none)
+      if (a.id < fibers_.size()) {         // a parked fiber: it scrubs its stack when resumed
         a.ctx = fibers_[a.id].ctx;
       } else {
         newborn_ = a.id;
