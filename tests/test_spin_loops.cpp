@@ -1,7 +1,8 @@
 // Spin loops as users write them (HostPlatform directly, not the differential's interpreter):
 // a recognised spin costs one class however many threads spin; a back-off loop whose counter
 // grows verifies without a step limit; a loop that gives up after a few polls still reaches its
-// give-up path; a spin that also reads an atomic flag terminates.
+// give-up path; a spin that also reads an atomic flag terminates; a loop of atomic loads alone
+// is one await of its words (one class, a livelock when nobody changes them).
 #include <catch2/catch.hpp>
 
 #include "sim/check.hpp"
