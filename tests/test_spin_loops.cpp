@@ -223,3 +223,19 @@ TEST_CASE("a loop waiting for one value of a word that passes through others end
   CHECK(r.stats.complete);
   CHECK(saw_one_first);  // the value in between is read in some order
 }
+
+TEST_CASE("the proved line states the state assumption whenever a spin was merged, even with no await run",
+          "[spin][report]") {
+  // The only complete execution has the flag raised before the loop; the others, where the
+  // loop spun, were cut because its first load was no event: that relied on the assumption.
+  const CheckResult r = check(threads(3), [] {
+    if (P::thread_idx() == 0)
+      P::atomic_store(smem_word(0), 1);
+    else
+      while (P::atomic_load(smem_word(0)) == 0) {}
+  });
+  REQUIRE(r.verdict == CheckVerdict::verified);
+  CHECK(r.stats.spin_iterations == 0);  // (no await ran: only the left-out loads used it)
+  CHECK(r.stats.spin_noops > 0);
+  CHECK_THAT(format_report(r), Catch::Contains("assuming each thread's state is its registers and stack"));
+}

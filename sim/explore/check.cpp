@@ -176,10 +176,11 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
         "output check passes{}\n",
         s.executions, s.executions == 1 ? "" : "es",
         r.preemption_bound >= 0 ? "; no schedule needed more preemptions than the bound" : "",
-        s.spin_iterations
-            ? fmt::format("; assuming each thread's state is its registers and stack ({} polls were spin iterations "
-                          "made from exactly the state of the thread's previous failed poll, run as waits){}",
-                          s.spin_iterations - s.backoff_merges,
+        s.spin_iterations || s.spin_noops
+            ? fmt::format("; assuming each thread's state is its registers and stack ({} polls or loads were spin "
+                          "iterations made from exactly the state of the thread's previous one, run as waits or "
+                          "left out){}",
+                          s.spin_iterations - s.backoff_merges + s.spin_noops,
                           s.backoff_merges
                               ? fmt::format(", and that a back-off loop's exit does not depend on how many of its "
                                             "polls failed ({} polls of loops whose state changed from poll to poll "

@@ -41,6 +41,7 @@ void DporSearch::on_step(const Runtime& rt, const StepInfo& step) {
 // reversal put it, its thread is then that program's disabled wait, and the execution ends
 // sleep-set blocked (redundant) unless something else is left to run.
 void DporSearch::spin_noop_event(const Runtime& rt, const StepInfo& step) {
+  ++spin_noops;
   const std::uint32_t index = new_slot(step.agent);
   Event& e = events_[index];
   e.cat = Cat::spin_noop;

@@ -30,6 +30,7 @@ class DporSearch final : public Strategy, public StepObserver {
   std::uint64_t bound_cut = 0;
   std::uint64_t fallbacks = 0;  // alternatives not enabled where a reversal put them
   std::uint64_t spin_iterations = 0;
+  std::uint64_t spin_noops = 0;
   std::uint64_t backoff_merges = 0;
   std::uint64_t deepest = 0, clock_bytes = 0;  // see ExploreStats
 

@@ -250,6 +250,7 @@ bool Exploration::merge(std::vector<WaveResult>& results) {
     dpor_.reruns += w.stats.reruns;
     dpor_.provisional += w.stats.provisional;
     dpor_.spin_iterations += w.stats.spin_iterations;
+    dpor_.spin_noops += w.stats.spin_noops;
     dpor_.backoff_merges += w.stats.backoff_merges;
     dpor_.deepest = std::max(dpor_.deepest, w.stats.deepest);
     dpor_.clock_bytes = std::max(dpor_.clock_bytes, w.stats.clock_bytes);

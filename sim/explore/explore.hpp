@@ -41,6 +41,9 @@ struct ExploreStats {
   // previous failed poll) and run as waits: the search relies on the thread's state being
   // its registers and stack.
   std::uint64_t spin_iterations = 0;
+  // Failed polls (and loads of a one-load loop) shown to be spin iterations by the thread's next
+  // poll, and so no events: the same reliance, also where no await then ran.
+  std::uint64_t spin_noops = 0;
   // Of those, polls of back-off loops (their state changed from poll to poll) merged into a
   // wait after Runtime::kBackoffExplored ordinary re-polls: an exit that depends on how many
   // more polls failed is not explored (docs/model.md).

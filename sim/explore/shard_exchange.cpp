@@ -63,6 +63,7 @@ nlohmann::json to_json(const WaveResult& w) {
                       {"reruns", w.stats.reruns},
                       {"provisional", w.stats.provisional},
                       {"spin_iterations", w.stats.spin_iterations},
+                      {"spin_noops", w.stats.spin_noops},
                       {"backoff_merges", w.stats.backoff_merges},
                       {"stopped", w.stopped},
                       {"deferred", deferred}};
@@ -82,6 +83,7 @@ WaveResult wave_result_from_json(const nlohmann::json& j) {
   w.stats.reruns = u64(j, "reruns");
   w.stats.provisional = u64(j, "provisional");
   w.stats.spin_iterations = u64(j, "spin_iterations");
+  w.stats.spin_noops = j.contains("spin_noops") ? u64(j, "spin_noops") : 0;  // (logs of older binaries)
   w.stats.backoff_merges = u64(j, "backoff_merges");
   w.stopped = j.at("stopped").get<bool>();
   for (const auto& d : j.at("deferred"))
