@@ -109,8 +109,10 @@ void Runtime::atomic_written(const std::int64_t* addr) {
     // A poll's await is also among its barrier's waiters; a load loop's is only here.
     const bool enabled = is_enabled_now(w);
     if (enabled && w.enabled_pos == ~0u) {
-      if (w.op.bar) std::erase(info(*w.op.bar).waiters, w.id);
-      if (!w.op.bar) w.woken_at = steps_;  // this step's write: what the search orders it after
+      if (w.op.bar)
+        std::erase(info(*w.op.bar).waiters, w.id);
+      else
+        w.woken_at = steps_;  // this step's write: what the search orders it after
       add_enabled(w);
     } else if (!enabled && w.enabled_pos != ~0u) {
       remove_enabled(w);

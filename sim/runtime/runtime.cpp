@@ -31,18 +31,18 @@ bool Runtime::is_enabled_now(const Agent& a) const {
   switch (a.op.kind) {
     case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
     case OpKind::test_wait:
-    case OpKind::try_wait:
-      if (!a.op.await || a.op.bar->wait_would_proceed(a.op.arg)) return true;
-      for (const auto& [addr, value] : a.await_reads)
-        if (*addr != value) return true;
-      return false;
+    case OpKind::try_wait: return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg) || await_word_changed(a);
     case OpKind::atomic_load:  // a load loop's await: once a word of its iteration changed
-      if (!a.op.await) return true;
-      for (const auto& [addr, value] : a.await_reads)
-        if (*addr != value) return true;
-      return false;
+      return !a.op.await || await_word_changed(a);
     default: return a.op.info().dependence != Dependence::group_wait || waited_for(a, a.op) == 0;
   }
+}
+
+// Does a word the await's loop read hold another value than it read (Agent::await_reads)?
+bool Runtime::await_word_changed(const Agent& a) {
+  for (const auto& [addr, value] : a.await_reads)
+    if (*addr != value) return true;
+  return false;
 }
 
 // Inline: schedule_point is its only caller, once per step.

@@ -403,6 +403,7 @@ class Runtime {
   auto perform(F&& f);  // runs an op body, turning MisuseError into the outcome
   void announce(Agent& a);
   bool is_enabled_now(const Agent& a) const;
+  static bool await_word_changed(const Agent& a);
   // The enabled set (a list for the strategy's pick, bits for lowest_enabled): inline, as
   // every step adds and removes one.
   void add_enabled(Agent& a) {
