@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/check.hpp"
+#include "sim/explore/strategy.hpp"
 #include "tests/protocol_helpers.hpp"
 
 using namespace mbcheck::sim;
@@ -238,4 +239,89 @@ TEST_CASE("the proved line states the state assumption whenever a spin was merge
   CHECK(r.stats.spin_iterations == 0);  // (no await ran: only the left-out loads used it)
   CHECK(r.stats.spin_noops > 0);
   CHECK_THAT(format_report(r), Catch::Contains("assuming each thread's state is its registers and stack"));
+}
+
+namespace {
+// Spin loops in deep protocol code: the spinning thread keeps `Bytes` of live locals on its
+// stack, past the 3 KiB its stack is scrubbed for spin snapshots to begin with.
+template <std::size_t Bytes>
+void deep_locals_then(const std::function<void()>& spin) {
+  volatile unsigned char locals[Bytes];
+  for (std::size_t i = 0; i < Bytes; i += 64) locals[i] = static_cast<unsigned char>(i / 64);
+  spin();
+  P::check(locals[64] == 1, "the locals are live across the loop");
+}
+
+template <std::size_t Bytes>
+void deep_poll_kernel() {
+  if (P::thread_idx() == 0) smem_bar(0).init(1);
+  P::sync_threads();
+  if (P::thread_idx() == 0)
+    smem_bar(0).arrive();
+  else
+    deep_locals_then<Bytes>([] {
+      while (!smem_bar(0).try_wait(0)) {}
+    });
+}
+
+template <std::size_t Bytes>
+void deep_load_kernel() {
+  P::sync_threads();
+  if (P::thread_idx() == 0)
+    P::atomic_store(smem_word(0), 1);
+  else
+    deep_locals_then<Bytes>([] {
+      while (P::atomic_load(smem_word(0)) == 0) {}
+    });
+}
+
+// The same with a race: the spinners read a word the producer writes after its release.
+template <std::size_t Bytes>
+void deep_racy_poll_kernel() {
+  if (P::thread_idx() == 0) smem_bar(0).init(1);
+  P::sync_threads();
+  if (P::thread_idx() == 0) {
+    smem_bar(0).arrive();
+    P::store(smem_word(1), std::int64_t{7});
+  } else {
+    deep_locals_then<Bytes>([] {
+      while (!smem_bar(0).try_wait(0)) {}
+    });
+    (void)P::load(smem_word(1));
+  }
+}
+}  // namespace
+
+// Before: a spin past the scrubbed 3 KiB was explored poll by poll, and every search of it
+// ended at the step limit (a false alarm). Now the execution runs again with a deeper scrub.
+TEST_CASE("a spin loop in deep protocol code is one class, however deep", "[spin][deep]") {
+  for (const auto& [name, kernel] : std::vector<std::pair<const char*, void (*)()>>{
+           {"poll, 1 KiB", deep_poll_kernel<1024>},
+           {"poll, 8 KiB", deep_poll_kernel<8192>},
+           {"poll, 40 KiB", deep_poll_kernel<40 * 1024>},
+           {"atomic loads, 8 KiB", deep_load_kernel<8192>},
+           {"atomic loads, 40 KiB", deep_load_kernel<40 * 1024>},
+       }) {
+    INFO(name);
+    const ExploreResult r = explore_to_end(3, kernel);
+    INFO((r.bug ? r.bug->message : std::string("no bug")));
+    CHECK_FALSE(r.bug);
+    CHECK(r.stats.complete);
+    CHECK(r.stats.executions == 1);
+    CHECK(r.stats.fallbacks == 0);
+  }
+}
+
+TEST_CASE("a race after a deep spin loop is found, and its schedule replays exactly", "[spin][deep]") {
+  const ExploreResult r = explore_to_end(3, deep_racy_poll_kernel<8192>);
+  REQUIRE(r.bug);
+  CHECK(r.bug->verdict == Verdict::race);
+  // A fresh runtime (scrubbed 3 KiB deep again) replays it: the same verdict on the same steps.
+  FunctionProgram prog(threads(3), deep_racy_poll_kernel<8192>);
+  Runtime rt;
+  ReplayStrategy replay(r.bug->schedule);
+  const Outcome again = rt.execute(prog, replay);
+  CHECK(again.verdict == Verdict::race);
+  CHECK(again.schedule == r.bug->schedule);
+  CHECK(replay.finished());
 }

@@ -121,6 +121,13 @@ struct Agent : AgentState {
   }
 };
 
+// Appends the registers a capture took and the live stack [sp, top) to `out`. Out of line and
+// called at every capture: growing `out` allocates in this function's frame, below `sp`. (Inline,
+// the allocation path spilled registers into the very frame being copied, on the captures that
+// grew their buffer only: one state, two snapshots.)
+[[gnu::noinline]] void append_thread_state(std::vector<unsigned char>& out, const std::uint64_t* regs,
+                                           std::size_t reg_bytes, const unsigned char* sp, const unsigned char* top);
+
 // Copies the calling thread's callee-saved registers, its program counter (here: the inlined
 // copy's own address, so that two calls on one line are told apart where the compiler gives
 // no column) and its live stack (from its stack pointer up to `top`, where its fiber's frames
@@ -129,10 +136,11 @@ struct Agent : AgentState {
 // Caller-saved registers are dead across a call, so this is the whole state of the thread
 // at the poll, if its state lives in registers and on its stack (device code: registers and
 // local memory; shared and global memory go through P::load/P::store). Leaves `out` empty
-// where unsupported or deeper than `limit`: such spins are explored poll by poll, which is
-// slower but loses nothing.
-[[gnu::always_inline]] inline void capture_thread_state(std::vector<unsigned char>& out, const unsigned char* top,
-                                                        std::size_t limit) {
+// where unsupported. Returns 0, or the live stack's depth where it is deeper than `limit` (the
+// part of the stack this execution scrubbed: deeper bytes may be an earlier execution's), and
+// then `out` is empty too.
+[[gnu::always_inline]] inline std::size_t capture_thread_state(std::vector<unsigned char>& out,
+                                                               const unsigned char* top, std::size_t limit) {
   out.clear();
 #if defined(__x86_64__)
   std::uint64_t regs[8];
@@ -150,22 +158,14 @@ struct Agent : AgentState {
       : "r"(regs)
       : "rax", "memory");
   const auto* sp = reinterpret_cast<const unsigned char*>(regs[6]);
-  if (!top || sp >= top || static_cast<std::size_t>(top - sp) > limit) return;
-#if defined(__SANITIZE_ADDRESS__)
-  out.resize(sizeof regs + static_cast<std::size_t>(top - sp));
-  std::memcpy(out.data(), regs, sizeof regs);
-  asan_fibers::copy_stack(out.data() + sizeof regs, sp, static_cast<std::size_t>(top - sp));  // redzones and all
-#else
-  // Appended, not resized and then overwritten: no zeroing pass (a capture is made at every
-  // atomic load). The buffer has room already (Runtime::kSnapshotBytes): nothing allocates.
-  const auto* bytes = reinterpret_cast<const unsigned char*>(regs);
-  out.insert(out.end(), bytes, bytes + sizeof regs);
-  out.insert(out.end(), sp, top);
-#endif
+  if (!top || sp >= top) return 0;
+  if (static_cast<std::size_t>(top - sp) > limit) return static_cast<std::size_t>(top - sp);
+  append_thread_state(out, regs, sizeof regs, sp, top);
 #else
   (void)top;
   (void)limit;
 #endif
+  return 0;
 }
 
 // The address of the caller's own code here: inlined, one per call site (0 where unsupported).

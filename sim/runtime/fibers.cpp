@@ -190,14 +190,14 @@ void Runtime::fiber_loop(std::uint32_t slot) {
       return;
     }
 #if defined(__x86_64__)
-    // Spin recognition compares live stacks, so what a snapshot can see (kSnapshotLimit bytes
+    // Spin recognition compares live stacks, so what a snapshot can see (snapshot_limit_ bytes
     // below fiber_main's frame, which starts right below this one) must be this execution's
     // only: zero it from here, above all of it, by one string store (no call, no stack).
     std::uintptr_t sp;
     asm volatile("movq %%rsp, %0" : "=r"(sp));
     const auto lo = reinterpret_cast<std::uintptr_t>(fibers_[slot].stack_lo);
     constexpr std::uintptr_t kFramesAbove = 512;  // fiber_main's own frame, and more
-    std::uintptr_t from = std::max(lo, sp - std::min<std::uintptr_t>(sp - lo, kSnapshotLimit + kFramesAbove));
+    std::uintptr_t from = std::max(lo, sp - std::min<std::uintptr_t>(sp - lo, snapshot_limit_ + kFramesAbove));
     from &= ~std::uintptr_t{7};
     if (from < sp) {
       asan_fibers::unpoison(reinterpret_cast<const void*>(from), sp - from);
@@ -211,6 +211,23 @@ void Runtime::fiber_loop(std::uint32_t slot) {
     next_ctx_ = nullptr;
     switch_to(next);
   }
+}
+
+void append_thread_state(std::vector<unsigned char>& out, const std::uint64_t* regs, std::size_t reg_bytes,
+                         const unsigned char* sp, const unsigned char* top) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(regs);
+  const auto live = static_cast<std::size_t>(top - sp);
+#if defined(__SANITIZE_ADDRESS__)
+  out.resize(reg_bytes + live);
+  std::memcpy(out.data(), bytes, reg_bytes);
+  asan_fibers::copy_stack(out.data() + reg_bytes, sp, live);  // redzones and all
+#else
+  // Appended, not resized and then overwritten: no zeroing pass (a capture is made at every
+  // atomic load).
+  out.reserve(reg_bytes + live);
+  out.insert(out.end(), bytes, bytes + reg_bytes);
+  out.insert(out.end(), sp, top);
+#endif
 }
 
 Runtime::MakeCurrent::MakeCurrent(Runtime* rt) : outer(runtime_detail::current_runtime) {
@@ -251,8 +268,8 @@ void Runtime::spawn_threads() {
       Agent& a = new_agent();
       a.cta = cta;
       a.thread = t;
-      a.snapshot.reserve(kSnapshotBytes);  // a thread's snapshots never allocate (copies take none)
-      if (a.id < fibers_.size()) {         // a parked fiber: it scrubs its stack when resumed
+      a.snapshot.reserve(snapshot_bytes());  // a thread's captures do not allocate (copies take none)
+      if (a.id < fibers_.size()) {           // a parked fiber: it scrubs its stack when resumed
         a.ctx = fibers_[a.id].ctx;
       } else {
         newborn_ = a.id;

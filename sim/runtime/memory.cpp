@@ -91,7 +91,7 @@ void Runtime::note_load(Agent& a, const std::int64_t* addr, std::int64_t value, 
   seen.value = value;
   seen.state.swap(a.snapshot);
   a.snapshot.clear();
-  a.snapshot.reserve(kSnapshotBytes);  // the entry's old buffer may be one never captured into
+  a.snapshot.reserve(snapshot_bytes());  // the entry's old buffer may be one never captured into
 }
 
 // A word an await of its loop read has changed (or changed back): re-decide its enabledness.

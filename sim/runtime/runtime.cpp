@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <stdexcept>
 
 #include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/crash.hpp"
@@ -202,6 +203,11 @@ bool Runtime::schedule_point(const Op& op) {
   return true;
 }
 
+void Runtime::snapshot_too_deep(std::size_t depth) {
+  snapshot_wanted_ = std::max(snapshot_wanted_, depth);
+  end(Verdict::pruned, "run again: a spin snapshot deeper than the stack scrubbed for it");
+}
+
 void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misuse) {
   if (over_) return;
   flush_failed_poll(false);  // a failed poll before a crash or exit: an event all the same
@@ -363,21 +369,32 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   limits_ = limits;
   shape_ = program.shape();
   if (auto err = launch_shape_error(shape_)) throw ProgramError(fmt::format("Program::shape(): {}", *err));
-  reset_execution_state();
-  try {
-    program.reset();
-  } catch (const std::exception& e) {
-    throw ProgramError(fmt::format("Program::reset() threw: {}", e.what()));
-  } catch (...) {
-    throw ProgramError("Program::reset() threw a non-std exception");
+  for (bool again = false;; again = true) {
+    reset_execution_state();
+    try {
+      program.reset();
+    } catch (const std::exception& e) {
+      throw ProgramError(fmt::format("Program::reset() threw: {}", e.what()));
+    } catch (...) {
+      throw ProgramError("Program::reset() threw a non-std exception");
+    }
+    races_.reset(threads_);
+    races_.track_init_visibility(shape_.cluster_size() > 1);
+    memory_labels_.clear();
+    strategy.begin_execution();
+    if (again && observer && observer != dynamic_cast<StepObserver*>(&strategy)) observer->begin_execution();
+    main_ctx_ = boost::fibers::context::active();
+    spawn_threads();
+    run_threads();
+    if (snapshot_wanted_ == 0) break;
+    // Again, from the start, with every thread's stack scrubbed as deep as that capture: the
+    // strategy makes the same choices up to it (begin_execution: a seed's run again, a
+    // search's recorded prefix), and from there on what the recognised spin lets it.
+    const std::size_t deeper = std::min((snapshot_wanted_ + 1023) / 1024 * 1024, limits.stack_bytes);
+    if (deeper <= snapshot_limit_) throw std::logic_error("mbcheck: a spin snapshot deeper than the fiber stack");
+    snapshot_limit_ = deeper;
+    snapshot_wanted_ = 0;
   }
-  races_.reset(threads_);
-  races_.track_init_visibility(shape_.cluster_size() > 1);
-  memory_labels_.clear();
-  strategy.begin_execution();
-  main_ctx_ = boost::fibers::context::active();
-  spawn_threads();
-  run_threads();
   outcome_.steps = steps_;
   if (outcome_.verdict == Verdict::completed) judge_output(program);
   return std::move(outcome_);

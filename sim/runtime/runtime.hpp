@@ -143,7 +143,9 @@ class Runtime {
   // Called by HostPlatform right before test_wait: the calling thread's state, for spin
   // recognition (kept only while this execution's fibers are inside protocol code).
   [[gnu::always_inline]] void capture_poll_state() {
-    if (current_ && !over_) capture_thread_state(current_->snapshot, current_->stack_top, kSnapshotLimit);
+    if (!current_ || over_) return;
+    if (const std::size_t deeper = capture_thread_state(current_->snapshot, current_->stack_top, snapshot_limit_))
+      snapshot_too_deep(deeper);
   }
   // Called by HostPlatform before an atomic load at `pc` (its inlined code: program_counter()),
   // after at(): notes the pc, and says whether the state is worth taking for spin recognition.
@@ -157,8 +159,10 @@ class Runtime {
     const Agent::LoadSeen& last = a.loads_seen[a.loads_in_loop - 1];
     return last.addr == addr || last.pc != pc || pc == nullptr;
   }
-  // The deepest live stack a snapshot takes: the top of every fiber stack is zeroed when a
-  // fiber gets it (the runtime's .cpp), so that a snapshot holds only this execution's bytes.
+  // The deepest live stack a snapshot takes to begin with: the top of every fiber stack is
+  // zeroed before each execution's thread (fibers.cpp), so that a snapshot holds only this
+  // execution's bytes. A capture deeper than that restarts the execution with a deeper scrub
+  // (snapshot_too_deep): the runtime's snapshot_limit_ only grows.
 #if defined(__SANITIZE_ADDRESS__)
   // ASan's frames are several times larger (redzones, a slot per temporary): the differential
   // programs' thread function needs more than 12 KiB there.
@@ -166,9 +170,9 @@ class Runtime {
 #else
   static constexpr std::size_t kSnapshotLimit = 3 * 1024;
 #endif
-  // A snapshot's bytes at most. Every snapshot buffer holds this much before a capture: one that
-  // allocated would spill into the frame it copies (one state, two snapshots).
-  static constexpr std::size_t kSnapshotBytes = kSnapshotLimit + 8 * sizeof(std::uint64_t);
+  // A snapshot's bytes at most (with its registers): every thread's snapshot buffer holds this
+  // much before an execution, so that a capture does not allocate.
+  std::size_t snapshot_bytes() const { return snapshot_limit_ + 8 * sizeof(std::uint64_t); }
   // The most atomic loads one spin iteration may make and still be recognised as a spin.
   static constexpr std::size_t kLoopReadsMax = 8;
   // A loop whose polls repeat from a changed state (a back-off counter) is explored poll by poll
@@ -497,6 +501,11 @@ class Runtime {
   void spawn_threads();
   void run_threads();
   void judge_output(Program& program);
+  // A capture found `depth` bytes of live stack, more than this execution scrubbed: the
+  // execution ends here and execute() runs it again with a scrub that deep (its snapshots
+  // could hold an earlier execution's bytes; refused, the loop would be explored poll by poll,
+  // which never ends under a search).
+  [[gnu::noinline, gnu::cold]] void snapshot_too_deep(std::size_t depth);
   // The step's trace line, when the execution keeps a trace (RunLimits::record_trace).
   void record(const Agent& a, const MbarrierState* bar) {
     if (limits_.record_trace) [[unlikely]]
@@ -575,6 +584,10 @@ class Runtime {
   Agent* current_ = nullptr;
   bool priming_ = false;
   bool over_ = false;
+  // Spin snapshots: the live stack they may take (scrubbed before each thread), and the deepest
+  // one this execution found past it (0: none; then the execution runs again).
+  std::size_t snapshot_limit_ = kSnapshotLimit;
+  std::size_t snapshot_wanted_ = 0;
   Outcome outcome_;
   RaceDetector races_;
   std::vector<TraceEntry> trace_;
