@@ -108,14 +108,6 @@ void install_scheduler() {
 }
 }  // namespace
 
-// Spin-loop recognition compares a thread's live stack between two polls. So that the
-// comparison depends only on what this execution wrote, the top kZeroedStack bytes of every
-// stack are zeroed when a fiber gets it (a pooled stack holds older frames) and again by its
-// fiber before each execution's thread (fiber_loop); a thread deeper than that at a poll is
-// not checked for spinning (which loses nothing).
-constexpr std::size_t kZeroedStack = 2 * Runtime::kSnapshotLimit;
-static_assert(Runtime::kSnapshotLimit * 2 <= kZeroedStack);
-
 // Executions create and drop hundreds of fibers each: their stacks (each with a guard region
 // below it, sim/runtime/crash.hpp) are pooled. The pool is shared with the allocators Boost keeps,
 // so that a stack given back late still has somewhere to go.
@@ -124,15 +116,13 @@ struct Runtime::StackPool {
   unsigned char* last = nullptr;  // the stack handed out last: the newborn fiber's
 };
 
-class ZeroedGuardedStack {
+class PooledGuardedStack {
  public:
-  ZeroedGuardedStack(std::shared_ptr<GuardedStackPool> pool, unsigned char** last)
+  PooledGuardedStack(std::shared_ptr<GuardedStackPool> pool, unsigned char** last)
       : pool_(std::move(pool)), last_(last) {}
   boost::context::stack_context allocate() {
     unsigned char* lo = pool_->take();
     asan_fibers::unpoison(lo, pool_->bytes());
-    const std::size_t zeroed = std::min(kZeroedStack, pool_->bytes());
-    std::memset(lo + pool_->bytes() - zeroed, 0, zeroed);
     *last_ = lo;
     boost::context::stack_context sctx;
     sctx.size = pool_->bytes();
@@ -192,14 +182,16 @@ void Runtime::fiber_loop(std::uint32_t slot) {
 #if defined(__x86_64__)
     // Spin recognition compares live stacks, so what a snapshot can see (snapshot_limit_ bytes
     // below fiber_main's frame, which starts right below this one) must be this execution's
-    // only: zero it from here, above all of it, by one string store (no call, no stack).
+    // only (a pooled or parked stack holds older frames): zero it from here, above all of it,
+    // by one string store (no call, no stack). Not before the runtime's first capture: a
+    // capture deeper than this scrub makes the execution run again (snapshot_too_deep).
     std::uintptr_t sp;
     asm volatile("movq %%rsp, %0" : "=r"(sp));
     const auto lo = reinterpret_cast<std::uintptr_t>(fibers_[slot].stack_lo);
     constexpr std::uintptr_t kFramesAbove = 512;  // fiber_main's own frame, and more
     std::uintptr_t from = std::max(lo, sp - std::min<std::uintptr_t>(sp - lo, snapshot_limit_ + kFramesAbove));
     from &= ~std::uintptr_t{7};
-    if (from < sp) {
+    if (snapshot_limit_ > 0 && from < sp) {
       asan_fibers::unpoison(reinterpret_cast<const void*>(from), sp - from);
       std::uintptr_t words = (sp - from) / 8;
       asm volatile("rep stosq" : "+D"(from), "+c"(words) : "a"(std::uint64_t{0}) : "memory");
@@ -273,7 +265,7 @@ void Runtime::spawn_threads() {
         a.ctx = fibers_[a.id].ctx;
       } else {
         newborn_ = a.id;
-        boost::fibers::fiber f(std::allocator_arg, ZeroedGuardedStack(stacks_->pool, &stacks_->last),
+        boost::fibers::fiber f(std::allocator_arg, PooledGuardedStack(stacks_->pool, &stacks_->last),
                                [this, slot = a.id] { fiber_loop(slot); });
         f.detach();
         newborn_ = kNoAgent;

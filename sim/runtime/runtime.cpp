@@ -390,7 +390,8 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     // Again, from the start, with every thread's stack scrubbed as deep as that capture: the
     // strategy makes the same choices up to it (begin_execution: a seed's run again, a
     // search's recorded prefix), and from there on what the recognised spin lets it.
-    const std::size_t deeper = std::min((snapshot_wanted_ + 1023) / 1024 * 1024, limits.stack_bytes);
+    const std::size_t deeper =
+        std::min(std::max((snapshot_wanted_ + 1023) / 1024 * 1024, kSnapshotFirstScrub), limits.stack_bytes);
     if (deeper <= snapshot_limit_) throw std::logic_error("mbcheck: a spin snapshot deeper than the fiber stack");
     snapshot_limit_ = deeper;
     snapshot_wanted_ = 0;

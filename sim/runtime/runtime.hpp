@@ -159,16 +159,17 @@ class Runtime {
     const Agent::LoadSeen& last = a.loads_seen[a.loads_in_loop - 1];
     return last.addr == addr || last.pc != pc || pc == nullptr;
   }
-  // The deepest live stack a snapshot takes to begin with: the top of every fiber stack is
-  // zeroed before each execution's thread (fibers.cpp), so that a snapshot holds only this
-  // execution's bytes. A capture deeper than that restarts the execution with a deeper scrub
-  // (snapshot_too_deep): the runtime's snapshot_limit_ only grows.
+  // How deep a runtime zeroes its threads' stacks for spin snapshots, before each execution's
+  // threads (fibers.cpp), so that a snapshot holds only this execution's bytes: not at all
+  // until a capture (a protocol that never polls or loads atomically pays nothing), then at
+  // least this. A capture deeper than the scrub ends its execution, which runs again with a
+  // scrub that deep (snapshot_too_deep); the runtime's snapshot_limit_ only grows.
 #if defined(__SANITIZE_ADDRESS__)
   // ASan's frames are several times larger (redzones, a slot per temporary): the differential
   // programs' thread function needs more than 12 KiB there.
-  static constexpr std::size_t kSnapshotLimit = 32 * 1024;
+  static constexpr std::size_t kSnapshotFirstScrub = 32 * 1024;
 #else
-  static constexpr std::size_t kSnapshotLimit = 3 * 1024;
+  static constexpr std::size_t kSnapshotFirstScrub = 3 * 1024;
 #endif
   // A snapshot's bytes at most (with its registers): every thread's snapshot buffer holds this
   // much before an execution, so that a capture does not allocate.
@@ -584,9 +585,9 @@ class Runtime {
   Agent* current_ = nullptr;
   bool priming_ = false;
   bool over_ = false;
-  // Spin snapshots: the live stack they may take (scrubbed before each thread), and the deepest
-  // one this execution found past it (0: none; then the execution runs again).
-  std::size_t snapshot_limit_ = kSnapshotLimit;
+  // Spin snapshots: the live stack they may take (scrubbed before each thread; 0: no capture
+  // yet), and the deepest one this execution found past it (0: none; else it runs again).
+  std::size_t snapshot_limit_ = 0;
   std::size_t snapshot_wanted_ = 0;
   Outcome outcome_;
   RaceDetector races_;
