@@ -59,6 +59,7 @@ const char* to_string(Stmt s) {
     case Stmt::spin_flag: return "spin_flag";
     case Stmt::spin_backoff_grow: return "spin_backoff_grow";
     case Stmt::spin_atomic: return "spin_atomic";
+    case Stmt::spin_atomic_pair: return "spin_atomic_pair";
     case Stmt::inval: return "inval";
     case Stmt::reinit: return "reinit";
     case Stmt::count_: break;

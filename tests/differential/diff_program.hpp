@@ -38,6 +38,9 @@
 //                       is a step of its own)
 //   spin_atomic         while ((v = atomic_load(A[arg])) == 0) {}  records v (a loop of loads
 //                       alone: each load is a step; the runtime's load-loop await)
+//   spin_atomic_pair    while ((v = atomic_load(A[0])) == 0 && (v = atomic_load(A[1])) == 0) {}
+//                       records the word that ended it (0/1) and v (a loop of loads over two
+//                       words: each load is a step; the runtime's await of both words)
 //   spin_backoff_grow   n = 0; while (!test_wait(bar, arg)) nanosleep(++n);  records nothing:
 //                       the counter grows without bound and is dead after the loop (the
 //                       runtime's back-off merge; the reference: a poll loop)
@@ -234,6 +237,7 @@ enum class Stmt : std::uint8_t {
   inval,
   reinit,
   spin_atomic,
+  spin_atomic_pair,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -426,6 +426,19 @@ DiffProgram generate(std::uint64_t seed) {
       raiser.insert(raiser.begin() + g.pick(static_cast<std::uint32_t>(raiser.size() + 1)), Instr{raise, 0, w});
     }
   }
+  // Sometimes a loop of atomic loads over both words (drawn after the above, for the same
+  // reason): each word raised by some thread, or not (both unraised: a livelock).
+  if (g.chance(5)) {
+    auto& script = p.scripts[g.pick(p.total_threads())];
+    script.insert(script.begin() + g.pick(static_cast<std::uint32_t>(script.size() + 1)),
+                  Instr{Stmt::spin_atomic_pair, 0, 0});
+    for (std::int32_t w = 0; w < kAtomicWords; ++w) {
+      if (!g.chance(60)) continue;
+      auto& raiser = p.scripts[g.pick(p.total_threads())];
+      const Stmt raise = g.chance(50) ? Stmt::atomic_store : Stmt::atomic_add;
+      raiser.insert(raiser.begin() + g.pick(static_cast<std::uint32_t>(raiser.size() + 1)), Instr{raise, 0, w});
+    }
+  }
   keep_reinit_defined(p);
   return p;
 }

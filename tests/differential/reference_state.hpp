@@ -327,6 +327,8 @@ inline bool uses_barrier(Stmt op) {
     case Stmt::atomic_store:
     case Stmt::atomic_load:
     case Stmt::atomic_add:
+    case Stmt::spin_atomic:
+    case Stmt::spin_atomic_pair:
     case Stmt::sync_threads:
     case Stmt::bar_arrive:
     case Stmt::bar_sync:

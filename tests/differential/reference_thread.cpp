@@ -208,6 +208,16 @@ bool Explorer::thread_step(State& s, int g) const {
       if (s.atomics[static_cast<std::size_t>(in.arg)] == 0) return true;
       t.regs.push_back(s.atomics[static_cast<std::size_t>(in.arg)]);
       break;
+    case Stmt::spin_atomic_pair: {  // loads of A[0], A[1], A[0], ... until one is not 0
+      const std::int64_t v = s.atomics[t.sub];
+      if (v == 0) {
+        t.sub = 1 - t.sub;  // the next load, a step of its own (back at A[0]: a cycle)
+        return true;
+      }
+      t.regs.push_back(t.sub);
+      t.regs.push_back(v);
+      break;
+    }
     case Stmt::atomic_add:
       t.regs.push_back(s.atomics[static_cast<std::size_t>(in.arg)]);
       s.atomics[static_cast<std::size_t>(in.arg)] += 1;

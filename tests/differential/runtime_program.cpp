@@ -105,6 +105,19 @@ void RuntimeProgram::thread_main() {
         regs[n++] = v;
         break;
       }
+      case Stmt::spin_atomic_pair: {
+        std::int64_t v = 0, word = 0;
+        for (;;) {
+          if ((v = P::atomic_load(&atomics_[0])) != 0) break;
+          if ((v = P::atomic_load(&atomics_[1])) != 0) {
+            word = 1;
+            break;
+          }
+        }
+        regs[n++] = word;
+        regs[n++] = v;
+        break;
+      }
       case Stmt::spin_backoff_grow: {
         std::uint32_t grow = 0;
         while (!bar.test_wait(q)) {
