@@ -40,7 +40,7 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
     case Effect::observe:
     case Effect::none: throw std::logic_error("mbcheck: apply_barrier_op on an operation that changes no barrier");
   }
-  if (bar.id >= 1 && bar.id <= n_barriers_) count_down(a, bar, row.effect, r);
+  if (count_down_records_ && bar.id >= 1 && bar.id <= n_barriers_) count_down(a, bar, row.effect, r);
   // The row's memory-order role: what the operation publishes to the phase's waiters.
   switch (row.order) {
     case Order::release: races_.release(a.id, bar.id, r.phase_before); break;
@@ -190,6 +190,14 @@ std::int64_t Runtime::phase_by_bit(const Agent& a, const MbarrierState& bar, std
 TryWaitStatus Runtime::try_wait_status(MbarrierState& bar, std::int64_t phase) {
   info(bar);
   if (over_ || !current_) return {};
+  if (!count_down_records_) {
+    // The runtime's first status: the execution runs again with the records its waits read
+    // (surely_complete) kept from the first step; protocols without statuses pay nothing.
+    count_down_records_ = true;
+    run_again_ = true;
+    end(Verdict::pruned, "run again: a try_wait status needs the count-down records");
+    return {};
+  }
   current_->parity_next = -1;  // a status keeps the phase its try resolved
   perform_deferred_try();      // the previous one: this try is invisible, so that one's next event is now
   tries_.push_back({current_->id, &bar, phase, current_->site});

@@ -205,6 +205,7 @@ bool Runtime::schedule_point(const Op& op) {
 
 void Runtime::snapshot_too_deep(std::size_t depth) {
   snapshot_wanted_ = std::max(snapshot_wanted_, depth);
+  run_again_ = true;
   end(Verdict::pruned, "run again: a spin snapshot deeper than the stack scrubbed for it");
 }
 
@@ -386,10 +387,13 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     main_ctx_ = boost::fibers::context::active();
     spawn_threads();
     run_threads();
-    if (snapshot_wanted_ == 0) break;
-    // Again, from the start, with every thread's stack scrubbed as deep as that capture: the
-    // strategy makes the same choices up to it (begin_execution: a seed's run again, a
-    // search's recorded prefix), and from there on what the recognised spin lets it.
+    if (!run_again_) break;
+    // Again, from the start, with what the execution lacked from its first step on (a deeper
+    // scrub, the count-down records): the strategy makes the same choices up to where it
+    // ended (begin_execution: a seed's run again, a search's recorded prefix), and from there
+    // on what the execution then allows.
+    run_again_ = false;
+    if (snapshot_wanted_ == 0) continue;
     const std::size_t deeper =
         std::min(std::max((snapshot_wanted_ + 1023) / 1024 * 1024, kSnapshotFirstScrub), limits.stack_bytes);
     if (deeper <= snapshot_limit_) throw std::logic_error("mbcheck: a spin snapshot deeper than the fiber stack");

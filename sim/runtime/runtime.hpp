@@ -522,6 +522,10 @@ class Runtime {
   // yet), and the deepest one this execution found past it (0: none; else it runs again).
   std::size_t snapshot_limit_ = 0;
   std::size_t snapshot_wanted_ = 0;
+  // Keep the ops that count each phase down (count_down): from the runtime's first
+  // try_wait_status on (its execution runs again).
+  bool count_down_records_ = false;
+  bool run_again_ = false;  // the execution ended to run again from its start (execute)
   Outcome outcome_;
   RaceDetector races_;
   std::vector<TraceEntry> trace_;
