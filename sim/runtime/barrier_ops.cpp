@@ -170,6 +170,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
 std::int64_t Runtime::phase_for_parity(MbarrierState& bar, std::uint32_t parity) {
   info(bar);
   if (over_ || !current_) return 0;
+  if (run_again_with(phase_knowledge_, "a wait by phase bit reads the phase knowledge")) return 0;
   perform_deferred_try();  // its answer may add to what this thread knows
   current_->parity_next = static_cast<std::int8_t>(parity & 1);
   return phase_by_bit(*current_, bar, parity & 1);
@@ -190,14 +191,11 @@ std::int64_t Runtime::phase_by_bit(const Agent& a, const MbarrierState& bar, std
 TryWaitStatus Runtime::try_wait_status(MbarrierState& bar, std::int64_t phase) {
   info(bar);
   if (over_ || !current_) return {};
-  if (!count_down_records_) {
-    // The runtime's first status: the execution runs again with the records its waits read
-    // (surely_complete) kept from the first step; protocols without statuses pay nothing.
-    count_down_records_ = true;
-    run_again_ = true;
-    end(Verdict::pruned, "run again: a try_wait status needs the count-down records");
+  // The runtime's first status: the execution runs again with what its waits read
+  // (surely_complete) kept from the first step; protocols without statuses pay nothing.
+  if (run_again_with(count_down_records_, "a try_wait status reads the count-down records") ||
+      run_again_with(phase_knowledge_, "a try_wait status reads the phase knowledge"))
     return {};
-  }
   current_->parity_next = -1;  // a status keeps the phase its try resolved
   perform_deferred_try();      // the previous one: this try is invisible, so that one's next event is now
   tries_.push_back({current_->id, &bar, phase, current_->site});

@@ -133,6 +133,10 @@ class RaceDetectorCore {
   // Init facts are kept only where a peer CTA can use a barrier (cluster shapes): elsewhere
   // they would be joined at every edge and never read.
   void track_init_visibility(bool on) { track_inits_ = on; }
+  // Phase knowledge (known_phase) is kept only where something reads it: parity-bit waits,
+  // try_wait statuses, cluster shapes (the runtime turns it on; then at the next reset).
+  // Without it a release or an acquire joins clocks alone.
+  void track_knowledge(bool on) { track_knowledge_ = on; }
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase);
   std::uint32_t now(AgentId a) const { return clocks_[a][a]; }  // a's current epoch
   // Entry `of` of a's clock: the newest epoch of `of` ordered before a's present.
@@ -238,6 +242,7 @@ class RaceDetectorCore {
   VClock sync_clock_;                                      // join_all's buffers
   Knowledge sync_known_;
   bool track_inits_ = true;
+  bool track_knowledge_ = true;
   std::vector<std::uint32_t> incarnation_;  // per barrier: inits so far
   std::vector<AgentId> init_by_;            // per barrier: who made its current init
   std::vector<std::uint8_t> hidden_;        // per barrier: a hidden counter (barrier_init)
@@ -355,6 +360,10 @@ class RaceDetector {
   void track_init_visibility(bool on) {
     dense_.track_init_visibility(on);
     shared_.track_init_visibility(on);
+  }
+  void track_knowledge(bool on) {
+    dense_.track_knowledge(on);
+    shared_.track_knowledge(on);
   }
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
     with([&](auto& d) { d.release_knowledge(a, barrier, phase); });

@@ -39,6 +39,7 @@ std::uint32_t RaceDetectorCore<Clock>::incarnation(std::uint32_t barrier) const 
 
 template <class Clock>
 std::int64_t RaceDetectorCore<Clock>::known_phase(AgentId a, std::uint32_t barrier) const {
+  if (!track_knowledge_) throw std::logic_error("mbcheck: known_phase in an execution that keeps no knowledge");
   if (is_hidden(barrier))
     throw std::logic_error("mbcheck: known_phase of a hidden counter, of which no knowledge is kept");
   const std::uint32_t slot = slot_if_any(barrier);
@@ -134,7 +135,8 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   // copies) are stale until add_agent overwrites them, and nothing reads an agent before.
   for (std::size_t a = agents; a < clocks_.size(); ++a) spare(a);  // the last execution's copies
   if (known_.size() < agents) known_.resize(agents);
-  for (std::size_t a = 0; a < agents; ++a) known_[a].clear();
+  if (track_knowledge_)
+    for (std::size_t a = 0; a < agents; ++a) known_[a].clear();
   std::fill(incarnation_.begin(), incarnation_.end(), 0);
   std::fill(first_key_.begin(), first_key_.end(), 0);
   std::fill(last_key_.begin(), last_key_.end(), 0);
@@ -203,7 +205,7 @@ void RaceDetectorCore<Clock>::add_agent(AgentId id, AgentId parent) {
     known_[id] = std::move(spare_knowledge_.back());
     spare_knowledge_.pop_back();
   }
-  known_[id] = known_[parent];
+  if (track_knowledge_) known_[id] = known_[parent];
   clocks_[id] = clocks_[parent];
   clocks_[id].at(id) = 1;
   step_[id] = step_[parent];
@@ -250,9 +252,9 @@ void RaceDetectorCore<Clock>::release(AgentId a, std::uint32_t barrier, std::int
   if (r.phase[slot] != phase) {  // the phase's first release: its slot becomes a's past
     r.phase[slot] = phase;
     r.clock[slot] = clocks_[a];
-    r.known[slot] = knowledge(a);
+    if (track_knowledge_) r.known[slot] = knowledge(a);
   } else {
-    join_knowledge(r.known[slot], knowledge(a));
+    if (track_knowledge_) join_knowledge(r.known[slot], knowledge(a));
     r.clock[slot].join(clocks_[a], clocks_.size());
   }
   ++clocks_[a].at(a);  // what a does next is not covered by this release
@@ -268,7 +270,7 @@ void RaceDetectorCore<Clock>::release_own(AgentId a, std::uint32_t barrier, std:
 template <class Clock>
 void RaceDetectorCore<Clock>::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
   // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
-  if (!is_hidden(barrier)) {
+  if (track_knowledge_ && !is_hidden(barrier)) {
     Knowledge& mine = knowledge(a);
     const std::uint32_t slot = knowledge_slot(barrier);
     std::uint32_t& key = mine.phase.at(slot);
@@ -278,7 +280,7 @@ void RaceDetectorCore<Clock>::acquire(AgentId a, std::uint32_t barrier, std::int
   const Released& r = released_[barrier];
   if (const int slot = Released::slot(phase); r.phase[slot] == phase) {
     clocks_[a].join(r.clock[slot], clocks_.size());
-    join_knowledge(known_[a], r.known[slot]);
+    if (track_knowledge_) join_knowledge(known_[a], r.known[slot]);
   }
 }
 
@@ -286,7 +288,7 @@ template <class Clock>
 void RaceDetectorCore<Clock>::block_arrive(AgentId a, std::uint32_t key) {
   if (block_arrivals_.size() <= key) block_arrivals_.resize(key + 1);
   block_arrivals_[key].first.join(clocks_[a], clocks_.size());
-  join_knowledge(block_arrivals_[key].second, knowledge(a));
+  if (track_knowledge_) join_knowledge(block_arrivals_[key].second, knowledge(a));
   ++clocks_[a].at(a);  // what a does next is not covered by this arrival
 }
 
@@ -306,13 +308,15 @@ void RaceDetectorCore<Clock>::join_all(const std::vector<AgentId>& agents, std::
   }
   for (AgentId a : agents) {
     all.join(clocks_[a], clocks_.size());
-    join_knowledge(known, known_[a]);
+    if (track_knowledge_) join_knowledge(known, known_[a]);
   }
   // `all` holds every waiter's clock and phase knowledge: each waiter takes a copy (no max
   // needed; its init facts are joined, as its own fenced ones must stay).
   for (AgentId a : agents) {
-    known_[a].phase = known.phase;
-    if (!known.init.empty()) join_knowledge(known_[a], known);
+    if (track_knowledge_) {
+      known_[a].phase = known.phase;
+      if (!known.init.empty()) join_knowledge(known_[a], known);
+    }
     clocks_[a] = all;
     ++clocks_[a].at(a);
   }

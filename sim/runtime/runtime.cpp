@@ -203,6 +203,14 @@ bool Runtime::schedule_point(const Op& op) {
   return true;
 }
 
+bool Runtime::run_again_with(bool& feature, const char* why) {
+  if (feature) return false;
+  feature = true;
+  run_again_ = true;
+  end(Verdict::pruned, fmt::format("run again: {}", why));
+  return true;
+}
+
 void Runtime::snapshot_too_deep(std::size_t depth) {
   snapshot_wanted_ = std::max(snapshot_wanted_, depth);
   run_again_ = true;
@@ -379,6 +387,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     } catch (...) {
       throw ProgramError("Program::reset() threw a non-std exception");
     }
+    races_.track_knowledge(phase_knowledge_ || shape_.cluster_size() > 1);  // (before reset: it clears it)
     races_.reset(threads_);
     races_.track_init_visibility(shape_.cluster_size() > 1);
     memory_labels_.clear();

@@ -440,6 +440,9 @@ class Runtime {
   // could hold an earlier execution's bytes; refused, the loop would be explored poll by poll,
   // which never ends under a search).
   [[gnu::noinline, gnu::cold]] void snapshot_too_deep(std::size_t depth);
+  // Turns on a `feature` the runtime keeps off until a protocol first uses it (its records
+  // cost every step): then the execution ends and runs again from its start (true), as above.
+  bool run_again_with(bool& feature, const char* why);
   // The step's trace line, when the execution keeps a trace (RunLimits::record_trace).
   void record(const Agent& a, const MbarrierState* bar) {
     if (limits_.record_trace) [[unlikely]]
@@ -525,6 +528,9 @@ class Runtime {
   // Keep the ops that count each phase down (count_down): from the runtime's first
   // try_wait_status on (its execution runs again).
   bool count_down_records_ = false;
+  // Keep the race detector's phase knowledge (known_phase): from the runtime's first wait or
+  // poll by phase bit or try_wait status on (its execution runs again), and in cluster shapes.
+  bool phase_knowledge_ = false;
   bool run_again_ = false;  // the execution ended to run again from its start (execute)
   Outcome outcome_;
   RaceDetector races_;
