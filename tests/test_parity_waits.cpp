@@ -2,8 +2,11 @@
 // against what the waiting thread knows of the barrier through happens-before.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "sim/check.hpp"
 #include "sim/explore/explore.hpp"
+#include "sim/explore/strategy.hpp"
 #include "sim/host_platform.hpp"
 #include "spec/mbarrier.hpp"
 #include "spec/ordered_sequence_barrier.hpp"
@@ -60,6 +63,53 @@ TEST_CASE("a parity waiter the barrier lapped is phase aliasing", "[parity][alia
   const ExploreResult r = explore_all(prog);
   REQUIRE(r.bug);
   CHECK(r.bug->verdict == Verdict::aliasing);
+}
+
+// A runtime keeps phase knowledge only from its first wait by phase bit on: that execution
+// runs again from its start with it. One runtime that ran a full-phase protocol first (no
+// knowledge kept, its tables left as they were) then gives the lapped parity waiter above the
+// verdict a fresh runtime gives, run after run, and a clean parity pipeline no false alarm.
+TEST_CASE("phase knowledge turned on in a runtime that ran without it", "[parity][aliasing]") {
+  FunctionProgram full_phases(threads(3), [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(2);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).wait(0);
+    } else {
+      P::store(smem_word(P::thread_idx()), std::int64_t{1});
+      smem_bar(0).arrive();
+    }
+  });
+  FunctionProgram lapped(threads(2), [] {
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::thread_idx() == 0) {
+      smem_bar(0).arrive();
+      smem_bar(0).wait_parity(0);
+      smem_bar(0).arrive();
+      smem_bar(0).wait_parity(1);
+    } else {
+      smem_bar(0).wait_parity(0);
+    }
+  });
+  Runtime rt, fresh_rt;
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    RandomStrategy a(seed), b(seed), c(seed);
+    CHECK(rt.execute(full_phases, a).verdict == Verdict::completed);
+    const Outcome shared = rt.execute(lapped, b);
+    const Outcome fresh = fresh_rt.execute(lapped, c);
+    INFO("seed " << seed);
+    CHECK(shared.verdict == fresh.verdict);
+    CHECK(shared.schedule == fresh.schedule);
+  }
+  // Both outcomes occur among those seeds (the waiter before and after the lapping phase).
+  std::set<Verdict> seen;
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    RandomStrategy s(seed);
+    seen.insert(rt.execute(lapped, s).verdict);
+  }
+  CHECK(seen.count(Verdict::completed) == 1);
+  CHECK(seen.count(Verdict::aliasing) == 1);
 }
 
 namespace {

@@ -153,8 +153,9 @@ class StepObserver {
  public:
   virtual ~StepObserver() = default;
   virtual void on_step(const Runtime& rt, const StepInfo& step) = 0;
-  // The execution starts again from its beginning (Runtime::execute reruns one whose spin
-  // snapshot went deeper than its stack was scrubbed): forget its steps so far.
+  // The execution starts again from its beginning (Runtime::execute reruns one that needed
+  // what the runtime had not kept from its first step: a deeper stack scrub, phase knowledge,
+  // count-down records): forget its steps so far.
   virtual void begin_execution() {}
   // The execution ends with threads blocked (deadlock or livelock); they are still there.
   virtual void on_blocked(const Runtime&) {}
