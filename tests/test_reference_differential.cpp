@@ -48,6 +48,7 @@ void agree_on(std::uint64_t first, std::uint64_t last) {
                               "stmt:reinit",
                               "stmt:spin_atomic",
                               "stmt:spin_atomic_pair",
+                              "pattern:a loop of atomic loads in a cluster program",
                               "pattern:next-phase wait after own arrive",
                               "pattern:straight-line repeated polls",
                               "pattern:tx ops beside plain arrivals",

@@ -192,6 +192,21 @@ DiffProgram generate_cluster(sim::SplitMix64& rng) {
       const auto at = g.pick(static_cast<std::uint32_t>(s.size() + 1));
       s.insert(s.begin() + at, g.random_instr());
     }
+  // Sometimes a loop of atomic loads alone (drawn last, so that older seeds keep their
+  // programs): on one word or both, the words raised by threads of any CTA, or not (a
+  // livelock), amid the cluster's syncs, remote arrivals and copies.
+  if (g.chance(10)) {
+    auto& s = p.scripts[g.pick(p.total_threads())];
+    const Instr spin = g.chance(40) ? Instr{Stmt::spin_atomic_pair, 0, 0}
+                                    : Instr{Stmt::spin_atomic, 0, static_cast<std::int32_t>(g.pick(kAtomicWords))};
+    s.insert(s.begin() + g.pick(static_cast<std::uint32_t>(s.size() + 1)), spin);
+    for (std::int32_t w = 0; w < kAtomicWords; ++w) {
+      if (!g.chance(60)) continue;
+      auto& raiser = p.scripts[g.pick(p.total_threads())];
+      raiser.insert(raiser.begin() + g.pick(static_cast<std::uint32_t>(raiser.size() + 1)),
+                    Instr{g.chance(50) ? Stmt::atomic_store : Stmt::atomic_add, 0, w});
+    }
+  }
   return p;
 }
 
@@ -221,7 +236,8 @@ void plant_collectives(DiffProgram& p, sim::SplitMix64& rng) {
 void add_cluster_coverage(const DiffProgram& p, std::set<std::string>& seen) {
   if (p.cluster_size() > 1) seen.insert(fmt::format("shape:cluster {}x{}", p.cluster_x, p.cluster_y));
   if (p.warp_size > 1) seen.insert(fmt::format("shape:warps of {}", p.warp_size));
-  bool fence = false, relaxed_sync = false, remote = false, multicast = false, dsmem = false, exit_sync = false;
+  bool fence = false, relaxed_sync = false, remote = false, multicast = false, dsmem = false, exit_sync = false,
+       load_loop = false;
   for (const auto& s : p.scripts) {
     for (std::size_t k = 0; k < s.size(); ++k) {
       fence |= s[k].op == Stmt::fence_init;
@@ -230,6 +246,7 @@ void add_cluster_coverage(const DiffProgram& p, std::set<std::string>& seen) {
                 s[k].op == Stmt::remote_arrive_expect_tx;
       multicast |= s[k].op == Stmt::multicast;
       dsmem |= s[k].op == Stmt::dsmem_load || s[k].op == Stmt::dsmem_store;
+      load_loop |= s[k].op == Stmt::spin_atomic || s[k].op == Stmt::spin_atomic_pair;
     }
     exit_sync |= s.size() >= 2 && s.back().op == Stmt::cluster_wait;
   }
@@ -237,6 +254,7 @@ void add_cluster_coverage(const DiffProgram& p, std::set<std::string>& seen) {
   if (remote && fence && relaxed_sync) seen.insert("pattern:init, fence, relaxed cluster sync, remote use");
   if (remote && !fence) seen.insert("pattern:remote use without fence.mbarrier_init");
   if (multicast && remote) seen.insert("pattern:multicast producer, remote empty releases");
+  if (load_loop) seen.insert("pattern:a loop of atomic loads in a cluster program");
   if (dsmem)
     seen.insert(exit_sync ? "pattern:DSMEM with a cluster sync before exit"
                           : "pattern:DSMEM without a cluster sync before exit");
