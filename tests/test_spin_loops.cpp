@@ -325,3 +325,35 @@ TEST_CASE("a race after a deep spin loop is found, and its schedule replays exac
   CHECK(again.schedule == r.bug->schedule);
   CHECK(replay.finished());
 }
+
+// A runtime keeps phase knowledge only from its first wait by phase bit on: here that wait
+// comes after a spin, so the execution's first attempt ran awaits before it ended to run
+// again. The search's figures (the proved line's count of merged polls) are the rerun's only:
+// the same as with the phase-bit wait given as a full phase, which needs no rerun.
+TEST_CASE("what an execution's first attempt counted before it ran again is not counted twice", "[spin][report]") {
+  auto kernel = [](bool by_bit) {
+    return [by_bit] {
+      if (P::thread_idx() == 0) smem_bar(0).init(1), smem_bar(1).init(2);
+      P::sync_threads();
+      if (P::thread_idx() == 0) {
+        smem_bar(0).arrive();
+      } else {
+        while (!smem_bar(0).try_wait(0)) {}
+        smem_bar(1).arrive();
+        if (by_bit)
+          smem_bar(1).wait_parity(0);
+        else
+          smem_bar(1).wait(0);
+      }
+    };
+  };
+  const ExploreResult full = explore_to_end(3, kernel(false));
+  const ExploreResult bit = explore_to_end(3, kernel(true));
+  REQUIRE_FALSE(full.bug);
+  REQUIRE_FALSE(bit.bug);
+  CHECK(full.stats.spin_iterations + full.stats.spin_noops > 0);
+  CHECK(bit.stats.executions == full.stats.executions);
+  CHECK(bit.stats.spin_iterations == full.stats.spin_iterations);
+  CHECK(bit.stats.spin_noops == full.stats.spin_noops);
+  CHECK(bit.stats.races == full.stats.races);
+}

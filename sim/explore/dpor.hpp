@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "sim/explore/dpor_relation.hpp"
@@ -73,6 +74,13 @@ class DporSearch final : public Strategy, public StepObserver {
     group_members_.clear();
     scanned_agents_ = 0;
     any_provisional_ = false;
+    counted_before_ = {races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional};
+  }
+  // The runtime runs the execution again from its start (Runtime::execute): the steps its first
+  // attempt reported are reported again, so what they counted is taken back.
+  void restart_execution() override {
+    std::tie(races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional) = counted_before_;
+    begin_execution();
   }
 
   // After an execution: did a phase's provisional decs not hold up (dpor_relation.hpp:
@@ -82,6 +90,12 @@ class DporSearch final : public Strategy, public StepObserver {
   void end_rerun() { failed_.clear(); }
   std::uint64_t reruns = 0, provisional = 0;
 
+ private:
+  // The counters above as the execution began (restart_execution).
+  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>
+      counted_before_{};
+
+ public:
   AgentId choose(const Runtime& rt) override {
     if (depth_ == nodes.size()) {
       DporNode n;

@@ -23,7 +23,10 @@ namespace {
 class CountingReplay final : public Strategy {
  public:
   explicit CountingReplay(const std::vector<AgentId>& s) : replay_(s) {}
-  void begin_execution() override { replay_.begin_execution(); }
+  void begin_execution() override {
+    replay_.begin_execution();
+    preemptions = 0;
+  }
   AgentId choose(const Runtime& rt) override {
     AgentId pick = replay_.choose(rt);
     AgentId last = rt.last_agent();

@@ -104,7 +104,9 @@ class Program {
  public:
   virtual ~Program() = default;
   virtual LaunchShape shape() const = 0;
-  virtual void reset() = 0;        // fresh global memory before each execution
+  // Fresh global memory before each execution, and before each time the runtime runs one
+  // again from its start (Runtime::execute: a feature first used mid-run).
+  virtual void reset() = 0;
   virtual void thread_main() = 0;  // the kernel, for the current thread (HostPlatform)
   // After a completed execution: an error message if the output is wrong.
   virtual std::optional<std::string> check_result() { return std::nullopt; }
@@ -121,6 +123,10 @@ class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual void begin_execution() {}
+  // Before the execution runs again from its start (Runtime::execute: a feature first used
+  // mid-run): the choices must be the same as the first time up to where it ended (a seed's, a
+  // recorded prefix's), and what the first attempt counted is taken back.
+  virtual void restart_execution() { begin_execution(); }
   virtual AgentId choose(const Runtime& rt) = 0;
 };
 
@@ -156,7 +162,7 @@ class StepObserver {
   // The execution starts again from its beginning (Runtime::execute reruns one that needed
   // what the runtime had not kept from its first step: a deeper stack scrub, phase knowledge,
   // count-down records): forget its steps so far.
-  virtual void begin_execution() {}
+  virtual void restart_execution() {}
   // The execution ends with threads blocked (deadlock or livelock); they are still there.
   virtual void on_blocked(const Runtime&) {}
 };

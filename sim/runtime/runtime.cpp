@@ -391,8 +391,12 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     races_.reset(threads_);
     races_.track_init_visibility(shape_.cluster_size() > 1);
     memory_labels_.clear();
-    strategy.begin_execution();
-    if (again && observer && observer != dynamic_cast<StepObserver*>(&strategy)) observer->begin_execution();
+    if (!again) {
+      strategy.begin_execution();
+    } else {
+      strategy.restart_execution();
+      if (observer && observer != dynamic_cast<StepObserver*>(&strategy)) observer->restart_execution();
+    }
     main_ctx_ = boost::fibers::context::active();
     spawn_threads();
     run_threads();
