@@ -44,22 +44,26 @@ TEST_CASE("a pipeline written with phase bits checks as written", "[parity][expl
   CHECK(r.stats.executions == 1);
 }
 
+namespace {
+// Thread 0 completes phases 0 and 1 (waiting for each itself). Thread 1 waits with bit 0 for
+// phase 0; if it runs after phase 1 completed, the hardware answers from phase 1's parity (not
+// complete) and waits for phase 2, which never comes.
+void lapped_parity_waiter() {
+  if (P::thread_idx() == 0) smem_bar(0).init(1);
+  P::sync_threads();
+  if (P::thread_idx() == 0) {
+    smem_bar(0).arrive();
+    smem_bar(0).wait_parity(0);
+    smem_bar(0).arrive();
+    smem_bar(0).wait_parity(1);
+  } else {
+    smem_bar(0).wait_parity(0);
+  }
+}
+}  // namespace
+
 TEST_CASE("a parity waiter the barrier lapped is phase aliasing", "[parity][aliasing]") {
-  // Thread 0 completes phases 0 and 1 (waiting for each itself). Thread 1 waits with bit 0
-  // for phase 0; if it runs after phase 1 completed, the hardware answers from phase 1's
-  // parity (not complete) and waits for phase 2, which never comes.
-  FunctionProgram prog(threads(2), [] {
-    if (P::thread_idx() == 0) smem_bar(0).init(1);
-    P::sync_threads();
-    if (P::thread_idx() == 0) {
-      smem_bar(0).arrive();
-      smem_bar(0).wait_parity(0);
-      smem_bar(0).arrive();
-      smem_bar(0).wait_parity(1);
-    } else {
-      smem_bar(0).wait_parity(0);
-    }
-  });
+  FunctionProgram prog(threads(2), lapped_parity_waiter);
   const ExploreResult r = explore_all(prog);
   REQUIRE(r.bug);
   CHECK(r.bug->verdict == Verdict::aliasing);
@@ -68,7 +72,7 @@ TEST_CASE("a parity waiter the barrier lapped is phase aliasing", "[parity][alia
 // A runtime keeps phase knowledge only from its first wait by phase bit on: that execution
 // runs again from its start with it. One runtime that ran a full-phase protocol first (no
 // knowledge kept, its tables left as they were) then gives the lapped parity waiter above the
-// verdict a fresh runtime gives, run after run, and a clean parity pipeline no false alarm.
+// verdicts and schedules a fresh runtime gives, seed by seed.
 TEST_CASE("phase knowledge turned on in a runtime that ran without it", "[parity][aliasing]") {
   FunctionProgram full_phases(threads(3), [] {
     if (P::thread_idx() == 0) smem_bar(0).init(2);
@@ -80,18 +84,7 @@ TEST_CASE("phase knowledge turned on in a runtime that ran without it", "[parity
       smem_bar(0).arrive();
     }
   });
-  FunctionProgram lapped(threads(2), [] {
-    if (P::thread_idx() == 0) smem_bar(0).init(1);
-    P::sync_threads();
-    if (P::thread_idx() == 0) {
-      smem_bar(0).arrive();
-      smem_bar(0).wait_parity(0);
-      smem_bar(0).arrive();
-      smem_bar(0).wait_parity(1);
-    } else {
-      smem_bar(0).wait_parity(0);
-    }
-  });
+  FunctionProgram lapped(threads(2), lapped_parity_waiter);
   Runtime rt, fresh_rt;
   for (std::uint64_t seed = 1; seed <= 50; ++seed) {
     RandomStrategy a(seed), b(seed), c(seed);
