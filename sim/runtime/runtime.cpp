@@ -211,6 +211,14 @@ bool Runtime::run_again_with(bool& feature, const char* why) {
   return true;
 }
 
+void Runtime::deepen_scrub(std::size_t stack_bytes) {
+  const std::size_t deeper =
+      std::min(std::max((snapshot_wanted_ + 1023) / 1024 * 1024, kSnapshotFirstScrub), stack_bytes);
+  if (deeper <= snapshot_limit_) throw std::logic_error("mbcheck: a spin snapshot deeper than the fiber stack");
+  snapshot_limit_ = deeper;
+  snapshot_wanted_ = 0;
+}
+
 void Runtime::snapshot_too_deep(std::size_t depth) {
   snapshot_wanted_ = std::max(snapshot_wanted_, depth);
   run_again_ = true;
@@ -402,16 +410,11 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
     run_threads();
     if (!run_again_) break;
     // Again, from the start, with what the execution lacked from its first step on (a deeper
-    // scrub, the count-down records): the strategy makes the same choices up to where it
-    // ended (begin_execution: a seed's run again, a search's recorded prefix), and from there
-    // on what the execution then allows.
+    // scrub, phase knowledge, the count-down records): the strategy makes the same choices up
+    // to where it ended (restart_execution: a seed's run again, a search's recorded prefix),
+    // and from there on what the execution then allows.
     run_again_ = false;
-    if (snapshot_wanted_ == 0) continue;
-    const std::size_t deeper =
-        std::min(std::max((snapshot_wanted_ + 1023) / 1024 * 1024, kSnapshotFirstScrub), limits.stack_bytes);
-    if (deeper <= snapshot_limit_) throw std::logic_error("mbcheck: a spin snapshot deeper than the fiber stack");
-    snapshot_limit_ = deeper;
-    snapshot_wanted_ = 0;
+    if (snapshot_wanted_ > 0) deepen_scrub(limits.stack_bytes);
   }
   outcome_.steps = steps_;
   if (outcome_.verdict == Verdict::completed) judge_output(program);

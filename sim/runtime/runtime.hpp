@@ -440,6 +440,7 @@ class Runtime {
   // could hold an earlier execution's bytes; refused, the loop would be explored poll by poll,
   // which never ends under a search).
   [[gnu::noinline, gnu::cold]] void snapshot_too_deep(std::size_t depth);
+  void deepen_scrub(std::size_t stack_bytes);  // to the deepest capture wanted, in whole KiB
   // Turns on a `feature` the runtime keeps off until a protocol first uses it (its records
   // cost every step): then the execution ends and runs again from its start (true), as above.
   bool run_again_with(bool& feature, const char* why);
