@@ -90,12 +90,6 @@ class DporSearch final : public Strategy, public StepObserver {
   void end_rerun() { failed_.clear(); }
   std::uint64_t reruns = 0, provisional = 0;
 
- private:
-  // The counters above as the execution began (restart_execution).
-  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>
-      counted_before_{};
-
- public:
   AgentId choose(const Runtime& rt) override {
     if (depth_ == nodes.size()) {
       DporNode n;
@@ -200,6 +194,10 @@ class DporSearch final : public Strategy, public StepObserver {
   }
 
  private:
+  // The public counters as the execution began (restart_execution).
+  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>
+      counted_before_{};
+
   // The races and forced orderings of one step, by its operation's dependence class (the
   // relation: sim/explore/dpor_relation.hpp).
   void classify(const Runtime& rt, const StepInfo& step, Event& e, std::vector<std::uint32_t>& early,

@@ -206,9 +206,13 @@ bool Runtime::schedule_point(const Op& op) {
 bool Runtime::run_again_with(bool& feature, const char* why) {
   if (feature) return false;
   feature = true;
+  end_to_run_again(why);
+  return true;
+}
+
+void Runtime::end_to_run_again(const char* why) {
   run_again_ = true;
   end(Verdict::pruned, fmt::format("run again: {}", why));
-  return true;
 }
 
 void Runtime::deepen_scrub(std::size_t stack_bytes) {
@@ -221,8 +225,7 @@ void Runtime::deepen_scrub(std::size_t stack_bytes) {
 
 void Runtime::snapshot_too_deep(std::size_t depth) {
   snapshot_wanted_ = std::max(snapshot_wanted_, depth);
-  run_again_ = true;
-  end(Verdict::pruned, "run again: a spin snapshot deeper than the stack scrubbed for it");
+  end_to_run_again("a spin snapshot deeper than the stack scrubbed for it");
 }
 
 void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misuse) {

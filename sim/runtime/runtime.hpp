@@ -444,6 +444,7 @@ class Runtime {
   // Turns on a `feature` the runtime keeps off until a protocol first uses it (its records
   // cost every step): then the execution ends and runs again from its start (true), as above.
   bool run_again_with(bool& feature, const char* why);
+  void end_to_run_again(const char* why);  // the execution ends here; execute() runs it again
   // The step's trace line, when the execution keeps a trace (RunLimits::record_trace).
   void record(const Agent& a, const MbarrierState* bar) {
     if (limits_.record_trace) [[unlikely]]
