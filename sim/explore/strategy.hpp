@@ -19,27 +19,36 @@ class SplitMix64 {
     return z ^ (z >> 31);
   }
   // Uniform in [0, n), by Lemire's multiply-shift (bias below 2^-32 for our n).
-  std::uint32_t below(std::uint32_t n) {
-    return static_cast<std::uint32_t>(((next() >> 32) * static_cast<std::uint64_t>(n)) >> 32);
+  std::uint32_t below(std::uint32_t n) { return scale(next(), n); }
+  static std::uint32_t scale(std::uint64_t r, std::uint32_t n) {
+    return static_cast<std::uint32_t>(((r >> 32) * static_cast<std::uint64_t>(n)) >> 32);
   }
 
  private:
   std::uint64_t state_;
 };
 
-// Uniform random walk: every enabled agent is equally likely at every step.
+// Uniform random walk: every enabled agent is equally likely at every step. The stream's next
+// number is drawn one step ahead: its multiply chain then overlaps the rest of the step
+// instead of delaying the pick (the same numbers, in the same order, as drawn at the pick).
 class RandomStrategy final : public Strategy {
  public:
-  explicit RandomStrategy(std::uint64_t seed) : seed_(seed), rng_(seed) {}
-  void begin_execution() override { rng_ = SplitMix64(seed_); }
+  explicit RandomStrategy(std::uint64_t seed) : seed_(seed), rng_(seed) { begin_execution(); }
+  void begin_execution() override {
+    rng_ = SplitMix64(seed_);
+    ahead_ = rng_.next();
+  }
   AgentId choose(const Runtime& rt) override {
     const auto& en = rt.enabled();
-    return en[rng_.below(static_cast<std::uint32_t>(en.size()))];
+    const std::uint64_t r = ahead_;
+    ahead_ = rng_.next();
+    return en[SplitMix64::scale(r, static_cast<std::uint32_t>(en.size()))];
   }
 
  private:
   std::uint64_t seed_;
   SplitMix64 rng_;
+  std::uint64_t ahead_ = 0;
 };
 
 // The schedule of the DPOR's first execution (sleep sets are empty then, see DporSearch::choose):

@@ -278,13 +278,25 @@ void Runtime::spawn_threads() {
   fiber_thread_ = this_os_thread();
 }
 
+// Where a thread primed up to its first operation (or finished, or ended the execution)
+// hands on to: the next thread to prime, else the main context.
+boost::fibers::context* Runtime::primed_next(AgentId id) {
+  if (!over_ && id + 1 < threads_) {
+    current_ = &*agent_at_[id + 1];
+    return current_->ctx;
+  }
+  current_ = nullptr;
+  return main_ctx_;
+}
+
 void Runtime::run_threads() {
   // Priming: run every thread, in order, up to its first visible operation. Code before it
-  // touches nothing shared that the schedule could order differently.
+  // touches nothing shared that the schedule could order differently. Each thread hands on
+  // to the next (primed_next), the last one back here: one switch per thread, not two.
   priming_ = true;
-  for (std::uint32_t i = 0; i < threads_ && !over_; ++i) {
-    current_ = &*agent_at_[i];
-    switch_to(agent_at_[i]->ctx);
+  if (threads_ > 0) {
+    current_ = &*agent_at_[0];
+    switch_to(agent_at_[0]->ctx);
   }
   priming_ = false;
   if (!over_) {

@@ -48,8 +48,16 @@ bool Runtime::await_word_changed(const Agent& a) {
 
 // Inline: schedule_point is its only caller, once per step.
 [[gnu::always_inline]] inline void Runtime::announce(Agent& a) {
-  if (a.op.info().dependence == Dependence::block_sync) return block_wait_arrive(a);
-  if (is_enabled_now(a)) {
+  const Dependence dependence = a.op.info().dependence;
+  if (dependence == Dependence::block_sync) return block_wait_arrive(a);
+  // Most steps are arrivals and other operations that are always enabled, or waits: those
+  // without the call (is_enabled_now's default case and its first case, inline).
+  const bool enabled =
+      a.op.kind == OpKind::wait ? a.op.bar->wait_would_proceed(a.op.arg)
+      : dependence != Dependence::observer && dependence != Dependence::atomic && dependence != Dependence::group_wait
+          ? true
+          : is_enabled_now(a);
+  if (enabled) {
     add_enabled(a);
     if (is_blocking_wait(a.op) && (!a.op.bar->is_live() || a.op.arg >= a.op.bar->phase))
       info(*a.op.bar).fragile_waits.push_back(a.id);
@@ -189,7 +197,7 @@ bool Runtime::schedule_point(const Op& op) {
   announce(a);
   if (op.await && !a.await_reads.empty()) read_awaiters_.push_back(a.id);
   if (priming_) {
-    switch_to(main_ctx_);
+    switch_to(primed_next(a.id));
   } else {
     boost::fibers::context* next = decide();
     if (next != a.ctx) switch_to(next);
@@ -361,7 +369,9 @@ void Runtime::fiber_main(AgentId id) {
   to_runtime();
   flush_failed_poll(false);
   thread_finished(a);
-  if (priming_ || over_) {
+  if (priming_) {
+    next_ctx_ = primed_next(id);
+  } else if (over_) {
     current_ = nullptr;
     next_ctx_ = main_ctx_;
   } else {
@@ -435,8 +445,9 @@ void Runtime::reset_execution_state() {
   failed_poll_.reset();
   read_awaiters_.clear();
   outcome_ = Outcome{};
-  // The schedule leaves with the outcome: sized like the last one's, it grows once, not
-  // by doublings every run.
+  // The schedule leaves with the outcome (recycle() may give its buffer back): sized like the
+  // last one's, it grows once, not by doublings every run.
+  outcome_.schedule.swap(spare_schedule_);
   outcome_.schedule.reserve(std::min<std::uint64_t>(steps_ + 16, 1u << 20));
   steps_ = 0;
   copies_ = 0;

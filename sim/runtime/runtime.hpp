@@ -71,6 +71,12 @@ class Runtime {
   // Outcome (an exception from Program::check_result too); throws ProgramError when
   // Program::reset() throws. Must be called from outside any fiber of this runtime.
   Outcome execute(Program& program, Strategy& strategy, const RunLimits& limits = {}, StepObserver* observer = nullptr);
+  // Gives an outcome that is done with back, so that the next execution's schedule reuses its
+  // buffer (a fuzzing campaign's runs then allocate none for it).
+  void recycle(Outcome&& done) {
+    done.schedule.clear();
+    spare_schedule_ = std::move(done.schedule);
+  }
 
   // The runtime of the calling OS thread, while an execution runs.
   static Runtime& current() { return *runtime_detail::current_runtime; }
@@ -434,6 +440,7 @@ class Runtime {
   void reset_execution_state();
   void spawn_threads();
   void run_threads();
+  boost::fibers::context* primed_next(AgentId id);
   void judge_output(Program& program);
   // A capture found `depth` bytes of live stack, more than this execution scrubbed: the
   // execution ends here and execute() runs it again with a scrub that deep (its snapshots
@@ -513,6 +520,7 @@ class Runtime {
   std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1; the first n_barriers_ are this execution's
   std::size_t n_barriers_ = 0;
   std::vector<AgentId> enabled_;
+  std::vector<AgentId> spare_schedule_;      // recycle()'s: the next outcome's schedule buffer
   std::vector<std::uint64_t> enabled_bits_;  // the same agents, as bits by id
   std::uint32_t threads_ = 0;
   std::uint32_t unfinished_threads_ = 0;
