@@ -7,7 +7,12 @@
 #include <csetjmp>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/async_groups.hpp"
@@ -71,6 +76,23 @@ struct AgentState {
   std::uint64_t copy_seq = 0;
 };
 
+// Sets `to` to a default AgentState. By 16-byte moves from a default one: the assignment of
+// `AgentState{}` is a `rep stos` of 40 words, whose start-up cost made it the most expensive
+// instruction of a fuzzing run's agents (14 a run) in perf's samples.
+inline void reset_state(AgentState& to) {
+  static const AgentState kFresh{};
+#if defined(__SSE2__)
+  static_assert(sizeof(AgentState) % 16 == 0);
+  auto* d = reinterpret_cast<__m128i*>(&to);
+  const auto* s = reinterpret_cast<const __m128i*>(&kFresh);
+  // Unrolled by hand: GCC turns the loop back into a memcpy, which is a `rep movs`.
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (_mm_storeu_si128(d + I, _mm_loadu_si128(s + I)), ...); }
+  (std::make_index_sequence<sizeof(AgentState) / 16>{});
+#else
+  to = kFresh;
+#endif
+}
+
 // The agent: its scalar state, and buffers that keep their capacity from execution to
 // execution (emptied, not freed, when the agent is taken again: no allocation per run).
 struct Agent : AgentState {
@@ -105,7 +127,7 @@ struct Agent : AgentState {
 
   // Taken for a new execution as agent `id`: the state reset, the buffers emptied.
   void start(AgentId agent_id) {
-    static_cast<AgentState&>(*this) = AgentState{};
+    reset_state(*this);
     id = agent_id;
     poll_state.clear();
     snapshot.clear();

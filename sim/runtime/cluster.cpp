@@ -281,7 +281,8 @@ void Runtime::cluster_wait() {
 void Runtime::cluster_barrier_exit() {
   if (over_ || !current_) return;
   Agent& a = *current_;
-  MbarrierState& bar = cluster_bars_[a.cta / shape_.cluster_size()].bar;
+  const std::uint32_t cluster_size = shape_.cluster_size();
+  MbarrierState& bar = cluster_bars_[cluster_size == 1 ? a.cta : a.cta / cluster_size].bar;  // (a division a thread)
   if (!bar.is_live()) return;  // the cluster never used it: nothing counts this thread
   if (a.cluster_arrived >= 0 && bar.phase == a.cluster_arrived) {
     // It arrived in the open phase and exits without its wait: counted there, it leaves the

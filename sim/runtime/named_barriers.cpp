@@ -138,6 +138,7 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
 void Runtime::named_barrier_exit() {
   if (over_ || !current_) return;
   Agent& a = *current_;
+  if (ctas_[a.cta].collectives.empty()) return;  // no warp of its CTA used one (most protocols)
   auto it = ctas_[a.cta].collectives.find({kConvergenceKey + a.thread / shape_.warp_size, 0});
   if (it == ctas_[a.cta].collectives.end() || !it->second.bar.is_live()) return;  // its warp used none
   leave_count(it->second.bar);
