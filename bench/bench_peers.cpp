@@ -3,10 +3,13 @@
 // random scheduler) and a Promela model for Spin (bench/peers/epi_load.pml, exhaustive).
 // Each model file says how it maps to epi-load and what it leaves out.
 //
-//   bench_peers [--runs R] [--jobs J] [--check-reps N] [--relacy PATH] [--no-relacy]
+//   bench_peers [--runs R] [--jobs J] [--rounds N] [--check-reps N] [--relacy PATH] [--no-relacy]
 //               [--pml PATH] [--no-spin] [--spin-time-limit S]
 //
-// Figures vary with the machine; compare them within one run.
+// Figures vary with the machine; compare them within one run. The fuzzing figures are taken in
+// --rounds rounds (mbcheck with one job, with --jobs, then Relacy, back to back), each round's
+// ratios from its own three timings, and the median ratio reported: on a shared VM whose speed
+// drifts by a third from minute to minute, timings far apart in time are not comparable.
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -94,7 +97,7 @@ struct FuzzFigures {
   double runs_per_s = 0, ns_per_transition = 0;
 };
 
-FuzzFigures fuzz_figures(std::uint64_t runs, unsigned jobs) {
+FuzzFigures fuzz_figures(std::uint64_t runs, unsigned jobs, bool quiet = false) {
   FuzzOptions o;
   o.kind = FuzzKind::random;
   o.runs = runs;
@@ -106,6 +109,7 @@ FuzzFigures fuzz_figures(std::uint64_t runs, unsigned jobs) {
     fmt::print("  (unexpected: {} step-limited runs, bug run {})\n", r.step_limited_runs,
                r.bug_run ? std::to_string(*r.bug_run) : "none");
   const FuzzFigures f{double(r.runs) / r.seconds, r.seconds * 1e9 / double(r.transitions)};
+  if (quiet) return f;
   fmt::print(
       "  mbcheck random walk, --jobs {}: {} runs, {} transitions ({:.1f} per run) in {:.3f} s = {:.0f} runs/s, "
       "{:.0f} ns per transition (wall){}\n",
@@ -133,6 +137,7 @@ struct Options {
   std::uint64_t runs = 200000;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   int check_reps = 20;
+  int rounds = 3;
   std::string relacy, pml = MBCHECK_PEERS_DIR "/epi_load.pml";
   bool no_relacy = false, no_spin = false;
   double spin_limit_s = 300;
@@ -154,6 +159,8 @@ Options parse(int argc, char** argv) {
       o.runs = std::stoull(value());
     else if (a == "--jobs")
       o.jobs = static_cast<unsigned>(std::stoul(value()));
+    else if (a == "--rounds")
+      o.rounds = std::max(1, std::stoi(value()));
     else if (a == "--check-reps")
       o.check_reps = std::max(1, std::stoi(value()));
     else if (a == "--relacy")
@@ -168,7 +175,7 @@ Options parse(int argc, char** argv) {
       o.spin_limit_s = std::stod(value());
     else {
       fmt::print(stderr,
-                 "usage: bench_peers [--runs R] [--jobs J] [--check-reps N] [--relacy PATH] [--no-relacy] "
+                 "usage: bench_peers [--runs R] [--jobs J] [--rounds N] [--check-reps N] [--relacy PATH] [--no-relacy] "
                  "[--pml PATH] [--no-spin] [--spin-time-limit S]\n");
       std::exit(2);
     }
@@ -176,10 +183,11 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-void relacy(const Options& o, const FuzzFigures& one, const FuzzFigures& all) {
-  if (o.no_relacy) return fmt::print("  relacy: skipped (--no-relacy)\n");
+// Relacy's random scheduler on its model of the same shape: iterations per second, or why not.
+std::optional<double> relacy_rate(const Options& o, std::string* why) {
+  if (o.no_relacy) return *why = "skipped (--no-relacy)", std::nullopt;
   if (access(o.relacy.c_str(), X_OK) != 0)
-    return fmt::print("  relacy: not installed (apt install relacy-dev), no {}\n", o.relacy);
+    return *why = fmt::format("not installed (apt install relacy-dev), no {}", o.relacy), std::nullopt;
   const Shape& s = kFuzzShape;
   int status = 0;
   const auto out =
@@ -188,13 +196,39 @@ void relacy(const Options& o, const FuzzFigures& one, const FuzzFigures& all) {
               &status);
   const auto secs = out ? field(*out, "seconds=") : std::nullopt;
   if (!out || status != 0 || !secs || out->find("result=ok") == std::string::npos)
-    return fmt::print("  relacy: failed (exit status {}): {}", status, out ? *out : "could not start\n");
-  const double rate = double(o.runs) / *secs;
-  fmt::print("  relacy random scheduler (1 thread): {} iterations in {:.3f} s = {:.0f} iterations/s\n", o.runs, *secs,
-             rate);
-  fmt::print("  mbcheck / relacy executions per second: {:.2f}x with --jobs 1, {:.2f}x with --jobs {}\n",
-             one.runs_per_s / rate, all.runs_per_s / rate, o.jobs);
+    return *why = fmt::format("failed (exit status {}): {}", status, out ? *out : "could not start"), std::nullopt;
+  return double(o.runs) / *secs;
+}
+
+// The rounds: mbcheck with one job, with --jobs, and Relacy, back to back; each round's ratios.
+void fuzz_rounds(const Options& o) {
+  std::vector<double> ratio_one, ratio_all, ns_one;
+  std::string why;
+  for (int round = 1; round <= o.rounds; ++round) {
+    const FuzzFigures one = fuzz_figures(o.runs, 1, round > 1);
+    const FuzzFigures all = o.jobs > 1 ? fuzz_figures(o.runs, o.jobs, round > 1) : one;
+    ns_one.push_back(one.ns_per_transition);
+    const std::optional<double> rate = relacy_rate(o, &why);
+    if (!rate) return fmt::print("  relacy: {}\n", why);
+    ratio_one.push_back(one.runs_per_s / *rate);
+    ratio_all.push_back(all.runs_per_s / *rate);
+    fmt::print(
+        "  round {}: mbcheck {:.0f} runs/s ({:.0f} ns per transition) with --jobs 1, {:.0f} runs/s with --jobs {}; "
+        "relacy random scheduler (1 thread) {:.0f} iterations/s; mbcheck / relacy {:.2f}x and {:.2f}x\n",
+        round, one.runs_per_s, one.ns_per_transition, all.runs_per_s, o.jobs, *rate, ratio_one.back(),
+        ratio_all.back());
+  }
+  auto range = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return fmt::format("{:.2f}x (rounds: {:.2f}-{:.2f}x)", v[v.size() / 2], v.front(), v.back());
+  };
+  fmt::print("  mbcheck / relacy executions per second, median of {} rounds: {} with --jobs 1, {} with --jobs {}\n",
+             o.rounds, range(ratio_one), range(ratio_all), o.jobs);
+  std::sort(ns_one.begin(), ns_one.end());
+  fmt::print("  mbcheck ns per transition with --jobs 1, median of {} rounds: {:.0f}\n", o.rounds,
+             ns_one[ns_one.size() / 2]);
   // The model must find a planted bug, or its speed says nothing.
+  int status = 0;
   const auto bug = capture(fmt::format("'{}' --bug --iterations {} 2>/dev/null", o.relacy, o.runs), &status);
   const bool found = bug && bug->find("result=DATA RACE") != std::string::npos;
   fmt::print("  relacy --bug (consumers release before reading): {}\n",
@@ -251,9 +285,7 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   fmt::print("mbcheck vs Relacy and Spin on epi-load\n\nrandom executions, epi-load at {} ({} runs each):\n",
              kFuzzShape.name(), o.runs);
-  const FuzzFigures one = fuzz_figures(o.runs, 1);
-  const FuzzFigures all = o.jobs > 1 ? fuzz_figures(o.runs, o.jobs) : one;
-  relacy(o, one, all);
+  fuzz_rounds(o);
 
   fmt::print("\nexhaustive search:\n");
   check_figures(kFuzzShape, o.check_reps);
