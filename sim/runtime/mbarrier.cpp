@@ -43,19 +43,28 @@ void MbarrierState::not_live(std::string_view op) const {
   throw MisuseError(MisuseKind::invalidated, fmt::format("{} on an invalidated mbarrier", op));
 }
 
-void MbarrierState::check_tx(std::int64_t new_tx, std::string_view op) const {
-  if (new_tx > kMaxTxCount || new_tx < -kMaxTxCount)
-    throw MisuseError(
-        MisuseKind::tx_out_of_range,
-        fmt::format("{} takes tx-count from {} to {}, outside +-(2^20-1) ({})", op, tx, new_tx, describe()));
+void MbarrierState::refuse_tx(std::int64_t new_tx, std::string_view op) const {
+  throw MisuseError(MisuseKind::tx_out_of_range, fmt::format("{} takes tx-count from {} to {}, outside +-(2^20-1) ({})",
+                                                             op, tx, new_tx, describe()));
 }
 
-bool MbarrierState::complete_if_done() {
-  if (pending != 0 || tx != 0) return false;
-  phase += 1;
-  pending = expected;
-  phase_observed = false;
-  return true;
+void MbarrierState::refuse_tx_bytes(std::string_view op, std::int64_t bytes) const {
+  throw MisuseError(MisuseKind::tx_out_of_range, fmt::format("{}({}): byte count outside [0, 2^20-1]", op, bytes));
+}
+
+void MbarrierState::refuse_no_complete(std::int64_t count) const {
+  throw MisuseError(MisuseKind::nocomplete_completes,
+                    fmt::format("arrive.noComplete({}) would complete phase {} ({})", count, phase, describe()));
+}
+
+void MbarrierState::refuse_aliasing(std::int64_t awaited_phase) const {
+  const bool parity_says = (awaited_phase & 1) != (phase & 1);
+  throw MisuseError(
+      MisuseKind::phase_aliasing,
+      fmt::format("wait for phase {} (parity {}) while the barrier is in phase {}: only the "
+                  "current or the preceding phase can be waited for; hardware would answer "
+                  "{} ({})",
+                  awaited_phase, awaited_phase & 1, phase, parity_says ? "complete" : "not complete", describe()));
 }
 
 void MbarrierState::init(std::int64_t count) {
@@ -92,41 +101,6 @@ void MbarrierState::refuse_arrive_on(std::int64_t count, std::string_view op) co
   throw std::logic_error("mbcheck: refuse_arrive_on called on a legal arrive-on");
 }
 
-bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
-  check_arrive_on(count, op);
-  pending -= static_cast<std::uint32_t>(count);
-  ++version;
-  return complete_if_done();
-}
-
-MbarrierToken MbarrierState::arrive(std::int64_t count, bool no_complete, bool* completed) {
-  // (string_views of the literals: a const char* would be measured by strlen on every arrive)
-  const std::string_view op = no_complete ? std::string_view("arrive.noComplete") : std::string_view("arrive");
-  require_live(op);
-  MbarrierToken token{id, no_complete, phase, pending};
-  check_arrive_on(count, op);
-  if (no_complete && count >= 1 && count <= pending && pending - count == 0 && tx == 0)
-    throw MisuseError(MisuseKind::nocomplete_completes,
-                      fmt::format("arrive.noComplete({}) would complete phase {} ({})", count, phase, describe()));
-  bool done = arrive_on(count, op);
-  if (completed) *completed = done;
-  return token;
-}
-
-MbarrierToken MbarrierState::arrive_expect_tx(std::int64_t bytes, bool* completed) {
-  require_live("arrive.expect_tx");
-  if (bytes < 0 || bytes > kMaxTxCount)
-    throw MisuseError(MisuseKind::tx_out_of_range,
-                      fmt::format("arrive.expect_tx({}): byte count outside [0, 2^20-1]", bytes));
-  check_tx(tx + bytes, "arrive.expect_tx");
-  check_arrive_on(1, "arrive.expect_tx");  // before changing anything: a failing op leaves no trace
-  MbarrierToken token{id, false, phase, pending};
-  tx += static_cast<std::int32_t>(bytes);  // expect-tx first, then arrive-on(1)
-  bool done = arrive_on(1, "arrive.expect_tx");
-  if (completed) *completed = done;
-  return token;
-}
-
 MbarrierToken MbarrierState::arrive_drop(std::int64_t count, bool* completed) {
   require_live("arrive_drop");
   if (count < 1 || count > kMaxArriveCount || count > expected)
@@ -161,36 +135,6 @@ void MbarrierState::expect_tx(std::int64_t bytes) {
                                   bytes, phase, describe()));
   tx += static_cast<std::int32_t>(bytes);
   ++version;
-}
-
-bool MbarrierState::complete_tx(std::int64_t bytes) {
-  require_live("complete_tx");
-  if (bytes < 0 || bytes > kMaxTxCount)
-    throw MisuseError(MisuseKind::tx_out_of_range,
-                      fmt::format("complete_tx({}): byte count outside [0, 2^20-1]", bytes));
-  check_tx(tx - bytes, "complete_tx");
-  tx -= static_cast<std::int32_t>(bytes);
-  ++version;
-  return complete_if_done();
-}
-
-bool MbarrierState::test_wait_parity(std::int64_t awaited_phase) {
-  require_live("wait");
-  // A named barrier's waiter waits for its own generation, whatever came after it: nothing
-  // there answers by parity.
-  if (named) return awaited_phase < phase;
-  if (awaited_phase != phase && awaited_phase != phase - 1) {
-    bool parity_says = (awaited_phase & 1) != (phase & 1);
-    throw MisuseError(
-        MisuseKind::phase_aliasing,
-        fmt::format("wait for phase {} (parity {}) while the barrier is in phase {}: only the "
-                    "current or the preceding phase can be waited for; hardware would answer "
-                    "{} ({})",
-                    awaited_phase, awaited_phase & 1, phase, parity_says ? "complete" : "not complete", describe()));
-  }
-  bool complete = awaited_phase == phase - 1;
-  if (complete && phase > 0) phase_observed = true;
-  return complete;
 }
 
 bool MbarrierState::test_wait(const MbarrierToken& token) {

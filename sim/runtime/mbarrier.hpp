@@ -126,7 +126,78 @@ struct MbarrierState {
   [[noreturn]] void refuse_arrive_on(std::int64_t count, std::string_view op) const;
   bool arrive_on(std::int64_t count, std::string_view op);  // the common arrive-on step
   bool complete_if_done();
-  void check_tx(std::int64_t new_tx, std::string_view op) const;
+  void check_tx(std::int64_t new_tx, std::string_view op) const {
+    if (new_tx > kMaxTxCount || new_tx < -kMaxTxCount) [[unlikely]]
+      refuse_tx(new_tx, op);
+  }
+  [[noreturn]] void refuse_tx(std::int64_t new_tx, std::string_view op) const;
+  [[noreturn]] void refuse_tx_bytes(std::string_view op, std::int64_t bytes) const;
+  [[noreturn]] void refuse_no_complete(std::int64_t count) const;
+  [[noreturn]] void refuse_aliasing(std::int64_t awaited_phase) const;
 };
+
+// The instructions every pipeline step makes, inline: their checks pass, and only the failures
+// (MisuseError) take the out-of-line paths.
+inline bool MbarrierState::complete_if_done() {
+  if (pending != 0 || tx != 0) return false;
+  phase += 1;
+  pending = expected;
+  phase_observed = false;
+  return true;
+}
+
+inline bool MbarrierState::arrive_on(std::int64_t count, std::string_view op) {
+  check_arrive_on(count, op);
+  pending -= static_cast<std::uint32_t>(count);
+  ++version;
+  return complete_if_done();
+}
+
+inline MbarrierToken MbarrierState::arrive(std::int64_t count, bool no_complete, bool* completed) {
+  // (string_views of the literals: a const char* would be measured by strlen on every arrive)
+  const std::string_view op = no_complete ? std::string_view("arrive.noComplete") : std::string_view("arrive");
+  require_live(op);
+  MbarrierToken token{id, no_complete, phase, pending};
+  check_arrive_on(count, op);
+  if (no_complete && count >= 1 && count <= pending && pending - count == 0 && tx == 0) refuse_no_complete(count);
+  bool done = arrive_on(count, op);
+  if (completed) *completed = done;
+  return token;
+}
+
+inline MbarrierToken MbarrierState::arrive_expect_tx(std::int64_t bytes, bool* completed) {
+  require_live("arrive.expect_tx");
+  if (bytes < 0 || bytes > kMaxTxCount) [[unlikely]]
+    refuse_tx_bytes("arrive.expect_tx", bytes);
+  check_tx(tx + bytes, "arrive.expect_tx");
+  check_arrive_on(1, "arrive.expect_tx");  // before changing anything: a failing op leaves no trace
+  MbarrierToken token{id, false, phase, pending};
+  tx += static_cast<std::int32_t>(bytes);  // expect-tx first, then arrive-on(1)
+  bool done = arrive_on(1, "arrive.expect_tx");
+  if (completed) *completed = done;
+  return token;
+}
+
+inline bool MbarrierState::complete_tx(std::int64_t bytes) {
+  require_live("complete_tx");
+  if (bytes < 0 || bytes > kMaxTxCount) [[unlikely]]
+    refuse_tx_bytes("complete_tx", bytes);
+  check_tx(tx - bytes, "complete_tx");
+  tx -= static_cast<std::int32_t>(bytes);
+  ++version;
+  return complete_if_done();
+}
+
+inline bool MbarrierState::test_wait_parity(std::int64_t awaited_phase) {
+  require_live("wait");
+  // A named barrier's waiter waits for its own generation, whatever came after it: nothing
+  // there answers by parity.
+  if (named) return awaited_phase < phase;
+  if (awaited_phase != phase && awaited_phase != phase - 1) [[unlikely]]
+    refuse_aliasing(awaited_phase);
+  bool complete = awaited_phase == phase - 1;
+  if (complete && phase > 0) phase_observed = true;
+  return complete;
+}
 
 }  // namespace mbcheck::sim
