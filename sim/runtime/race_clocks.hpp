@@ -34,6 +34,20 @@ class InlineMaxEntries {
  public:
   static constexpr std::size_t kInline = N;
 
+  InlineMaxEntries() = default;
+  InlineMaxEntries(const InlineMaxEntries&) = default;
+  InlineMaxEntries(InlineMaxEntries&&) noexcept = default;
+  InlineMaxEntries& operator=(InlineMaxEntries&&) noexcept = default;
+  // A copy (a release's first, a copy agent's start, each waiter of a sync): the inline entries,
+  // and the tail only where either clock has one (std::vector's assignment is a call even
+  // between two empty vectors, and fuzzing runs' clocks have none).
+  InlineMaxEntries& operator=(const InlineMaxEntries& o) {
+    if (this == &o) return *this;
+    for (std::size_t i = 0; i < kInline; ++i) head_[i] = o.head_[i];
+    if (!tail_.empty() || !o.tail_.empty()) tail_ = o.tail_;
+    return *this;
+  }
+
   std::size_t size() const { return kInline + tail_.size(); }
   bool empty() const {  // all entries 0
     for (std::uint32_t e : head_)
