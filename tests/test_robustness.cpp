@@ -439,10 +439,12 @@ TEST_CASE("the watchdog counts neither time in the runtime nor a loop that loads
       [slow_strategy] {
         static float data[64];
         // A long loop over data between two visible operations: max_accesses_per_step's to end.
+        // 40,000,000 accesses (the step's limit is 50,000,000): about 0.4 s, where 10,000,000
+        // loop iterations had come down to 0.18-0.20 s, under the 0.2 s this test needs to see.
         FunctionProgram prog(threads(2), [slow_strategy] {
           signal_once();
           if (!slow_strategy && P::thread_idx() == 1)
-            for (int i = 0; i < 10'000'000; ++i) P::store(&data[i % 64], P::load(&data[(i + 1) % 64]) + 1);
+            for (int i = 0; i < 20'000'000; ++i) P::store(&data[i % 64], P::load(&data[(i + 1) % 64]) + 1);
         });
         RunLimits limits;
         limits.watchdog_seconds = 0.05;

@@ -281,8 +281,8 @@ void Runtime::cluster_wait() {
 void Runtime::cluster_barrier_exit() {
   if (over_ || !current_) return;
   Agent& a = *current_;
-  const std::uint32_t cluster_size = shape_.cluster_size();
-  MbarrierState& bar = cluster_bars_[cluster_size == 1 ? a.cta : a.cta / cluster_size].bar;  // (a division a thread)
+  const std::uint32_t cluster_size = shape_.cluster_size();  // (no division at every exit where it is 1)
+  MbarrierState& bar = cluster_bars_[cluster_size == 1 ? a.cta : a.cta / cluster_size].bar;
   if (!bar.is_live()) return;  // the cluster never used it: nothing counts this thread
   if (a.cluster_arrived >= 0 && bar.phase == a.cluster_arrived) {
     // It arrived in the open phase and exits without its wait: counted there, it leaves the
