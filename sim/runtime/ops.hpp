@@ -64,16 +64,14 @@ struct OpInfo {
   Effect effect;
   Order order;
   Dependence dependence;
-  bool point;
   GroupKind group;
   std::string_view report;
 };
 
 namespace ops_detail {
-inline constexpr bool yes = true, no = false;
 inline constexpr OpInfo kTable[] = {
-#define MBCHECK_OP(kind, ptx, operand, effect, order, dependence, point, group, report) \
-  {#kind, ptx, Operand::operand, Effect::effect, Order::order, Dependence::dependence, point, GroupKind::group, report},
+#define MBCHECK_OP(kind, ptx, operand, effect, order, dependence, group, report) \
+  {#kind, ptx, Operand::operand, Effect::effect, Order::order, Dependence::dependence, GroupKind::group, report},
 #include "sim/runtime/ops.def"
 };
 }  // namespace ops_detail
