@@ -28,9 +28,8 @@ unsigned char* Runtime::shared_memory() { return cta_shared_memory(current_->cta
 // ---------------------------------------------------------------------------------------
 // the enabled set
 
-bool Runtime::is_enabled_now(const Agent& a) const {
+bool Runtime::is_enabled_uncommon(const Agent& a) const {
   switch (a.op.kind) {
-    case OpKind::wait: return a.op.bar->wait_would_proceed(a.op.arg);
     case OpKind::test_wait:
     case OpKind::try_wait: return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg) || await_word_changed(a);
     case OpKind::atomic_load:  // a load loop's await: once a word of its iteration changed
@@ -48,16 +47,8 @@ bool Runtime::await_word_changed(const Agent& a) {
 
 // Inline: schedule_point is its only caller, once per step.
 [[gnu::always_inline]] inline void Runtime::announce(Agent& a) {
-  const Dependence dependence = a.op.info().dependence;
-  if (dependence == Dependence::block_sync) return block_wait_arrive(a);
-  // Most steps are arrivals and other operations that are always enabled, or waits: those
-  // without the call (is_enabled_now's default case and its first case, inline).
-  const bool enabled =
-      a.op.kind == OpKind::wait ? a.op.bar->wait_would_proceed(a.op.arg)
-      : dependence != Dependence::observer && dependence != Dependence::atomic && dependence != Dependence::group_wait
-          ? true
-          : is_enabled_now(a);
-  if (enabled) {
+  if (a.op.info().dependence == Dependence::block_sync) return block_wait_arrive(a);
+  if (is_enabled_now(a)) {
     add_enabled(a);
     if (is_blocking_wait(a.op) && (!a.op.bar->is_live() || a.op.arg >= a.op.bar->phase))
       info(*a.op.bar).fragile_waits.push_back(a.id);

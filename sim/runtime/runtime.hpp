@@ -346,7 +346,18 @@ class Runtime {
   template <class F>
   auto perform(F&& f);  // runs an op body, turning MisuseError into the outcome
   void announce(Agent& a);
-  bool is_enabled_now(const Agent& a) const;
+  // Inline for what most steps are (an arrive, a copy, a sync, a plain wait), as announce()
+  // asks at every step; polls, atomic loads and wait_groups out of line.
+  bool is_enabled_now(const Agent& a) const {
+    if (a.op.kind == OpKind::wait) return a.op.bar->wait_would_proceed(a.op.arg);
+    switch (a.op.info().dependence) {
+      case Dependence::observer:
+      case Dependence::atomic:
+      case Dependence::group_wait: return is_enabled_uncommon(a);
+      default: return true;
+    }
+  }
+  bool is_enabled_uncommon(const Agent& a) const;
   static bool await_word_changed(const Agent& a);
   // The enabled set (a list for the strategy's pick, bits for lowest_enabled): inline, as
   // every step adds and removes one.
