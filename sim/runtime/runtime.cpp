@@ -113,37 +113,21 @@ void Runtime::make_waits_fragile_at_init(MbarrierState& bar) {
 // ---------------------------------------------------------------------------------------
 // scheduling
 
-boost::fibers::context* Runtime::decide() {
+// The step loop: picks the next agent and runs copy steps, until a thread is to run (its
+// context is returned) or the execution ends (the main context). Inline in schedule_point,
+// the step of nearly every transition; its rare ends are out of line (end_unless_enabled,
+// checkpoint, end_diverged), so that the loop itself keeps few registers and a small frame.
+[[gnu::always_inline]] inline boost::fibers::context* Runtime::decide_inline() {
   while (!over_) {
-    if (enabled_.empty()) {
-      if (unfinished_threads_ == 0)
-        end(Verdict::completed, "all threads finished");
-      else
-        end_blocked();
+    if (enabled_.empty()) [[unlikely]] {
+      end_none_enabled();
       break;
     }
-    if (steps_ % RunLimits::kStopCheckSteps == 0 && steps_ > 0 && stop_due()) {
-      outcome_.cut_short = true;
-      end(Verdict::pruned, fmt::format("stopped at step {} (--time-limit or an interrupt)", steps_));
+    if (steps_ >= next_check_ && !checkpoint()) [[unlikely]]
       break;
-    }
-    if (steps_ >= limits_.max_steps) {
-      end(Verdict::step_limit,
-          fmt::format("no end after {} steps (raise --max-steps if the protocol is just long)", steps_));
-      break;
-    }
-    AgentId pick = strategy_->choose(*this);
-    if (pick == kStopExecution) {
-      end(Verdict::pruned, "stopped by the strategy");
-      break;
-    }
-    if (pick >= agent_at_.size() || agent_at_[pick]->enabled_pos == ~0u) {
-      end(Verdict::diverged,
-          pick == kNoAgent ? fmt::format("the schedule ends at step {}, but the execution goes on here", steps_)
-          : pick >= agent_at_.size()
-              ? fmt::format("the schedule names agent {} at step {}, which does not exist here", pick, steps_)
-              : fmt::format("the schedule runs {} at step {}, but it is not enabled here (it is at: {})",
-                            describe_agent(pick), steps_, describe_op(*agent_at_[pick])));
+    const AgentId pick = strategy_->choose(*this);
+    if (pick >= agent_at_.size() || agent_at_[pick]->enabled_pos == ~0u) [[unlikely]] {
+      end_diverged(pick);
       break;
     }
     outcome_.schedule.push_back(pick);
@@ -153,7 +137,7 @@ boost::fibers::context* Runtime::decide() {
     accesses_in_step_ = 0;
     races_.tick(pick, steps_);
     last_agent_ = pick;
-    if (a.kind == Agent::Kind::copy) {
+    if (a.kind == Agent::Kind::copy) [[unlikely]] {
       if (a.op.info().group != GroupKind::none)
         land_group_member(a);
       else if (a.op.kind == OpKind::async_arrive)
@@ -168,6 +152,44 @@ boost::fibers::context* Runtime::decide() {
   }
   current_ = nullptr;
   return main_ctx_;
+}
+
+boost::fibers::context* Runtime::decide() { return decide_inline(); }
+
+void Runtime::end_none_enabled() {
+  if (unfinished_threads_ == 0)
+    end(Verdict::completed, "all threads finished");
+  else
+    end_blocked();
+}
+
+// At every kStopCheckSteps-th step (--time-limit, an interrupt) and at the step limit: false
+// when the execution ends here. Sets the step of the next check.
+bool Runtime::checkpoint() {
+  if (steps_ % RunLimits::kStopCheckSteps == 0 && steps_ > 0 && stop_due()) {
+    outcome_.cut_short = true;
+    end(Verdict::pruned, fmt::format("stopped at step {} (--time-limit or an interrupt)", steps_));
+    return false;
+  }
+  if (steps_ >= limits_.max_steps) {
+    end(Verdict::step_limit,
+        fmt::format("no end after {} steps (raise --max-steps if the protocol is just long)", steps_));
+    return false;
+  }
+  next_check_ = std::min((steps_ / RunLimits::kStopCheckSteps + 1) * RunLimits::kStopCheckSteps, limits_.max_steps);
+  return true;
+}
+
+// The strategy named no agent that can run now: stopped (a search's), or a schedule replayed
+// onto an execution that goes otherwise.
+void Runtime::end_diverged(AgentId pick) {
+  if (pick == kStopExecution) return end(Verdict::pruned, "stopped by the strategy");
+  end(Verdict::diverged,
+      pick == kNoAgent ? fmt::format("the schedule ends at step {}, but the execution goes on here", steps_)
+      : pick >= agent_at_.size()
+          ? fmt::format("the schedule names agent {} at step {}, which does not exist here", pick, steps_)
+          : fmt::format("the schedule runs {} at step {}, but it is not enabled here (it is at: {})",
+                        describe_agent(pick), steps_, describe_op(*agent_at_[pick])));
 }
 
 bool Runtime::schedule_point(const Op& op) {
@@ -190,7 +212,7 @@ bool Runtime::schedule_point(const Op& op) {
   if (priming_) {
     switch_to(primed_next(a.id));
   } else {
-    boost::fibers::context* next = decide();
+    boost::fibers::context* next = decide_inline();
     if (next != a.ctx) switch_to(next);
   }
   current_ = &a;
@@ -441,6 +463,7 @@ void Runtime::reset_execution_state() {
   outcome_.schedule.swap(spare_schedule_);
   outcome_.schedule.reserve(std::min<std::uint64_t>(steps_ + 16, 1u << 20));
   steps_ = 0;
+  next_check_ = 0;  // checkpoint() at the first step
   copies_ = 0;
   over_ = false;
   last_agent_ = kNoAgent;

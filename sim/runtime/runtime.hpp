@@ -386,6 +386,10 @@ class Runtime {
   void new_phase(MbarrierState& bar, BarrierInfo& bi);
   void make_waits_fragile_at_init(MbarrierState& bar);
   boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
+  boost::fibers::context* decide_inline();
+  [[gnu::cold]] void end_none_enabled();
+  [[gnu::noinline]] bool checkpoint();
+  [[gnu::cold]] void end_diverged(AgentId pick);
   bool stop_due() const {
     return (limits_.stop && limits_.stop->load(std::memory_order_relaxed)) ||
            (limits_.deadline != std::chrono::steady_clock::time_point::max() &&
@@ -536,6 +540,7 @@ class Runtime {
   std::uint32_t threads_ = 0;
   std::uint32_t unfinished_threads_ = 0;
   std::uint64_t steps_ = 0;
+  std::uint64_t next_check_ = 0;  // the step of decide's next checkpoint()
   std::uint64_t accesses_in_step_ = 0;
   std::uint64_t copies_ = 0;
   AgentId last_agent_ = kNoAgent;
