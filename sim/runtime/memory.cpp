@@ -204,38 +204,42 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write, const
     current_->stored_since_poll = true;
     current_->loads_in_loop = 0;  // a store ends a loop of loads: it is no spin iteration
   }
-  if (shape_.cluster_size() > 1) {
-    // Distributed shared memory: a peer's smem while that CTA lives (and only in the cluster).
-    const std::int64_t cta = cta_of(addr, current_->cta);
-    const std::uint32_t size = shape_.cluster_size();
-    if (cta >= 0 && static_cast<std::uint32_t>(cta) != current_->cta) {
-      if (static_cast<std::uint32_t>(cta) / size != current_->cta / size) {
-        end(Verdict::misuse,
-            fmt::format("{}: {} {}: the shared memory of a CTA outside its cluster", describe_agent(current_->id),
-                        write ? "store to" : "load from", describe_address(addr)),
-            MisuseKind::cluster);
-        outcome_.culprits = {current_->id};
-        if (std::uncaught_exceptions() == 0) throw Aborted{};
-        return;
-      }
-      if (!peer_use(*current_, static_cast<std::uint32_t>(cta), write ? "store to" : "load from", nullptr, addr)) {
-        if (std::uncaught_exceptions() == 0) throw Aborted{};
-        return;
-      }
-    }
-  }
-  if (++accesses_in_step_ > limits_.max_accesses_per_step) {
-    end(Verdict::step_limit,
-        fmt::format("{} made {} loads/stores without reaching a barrier operation: an endless loop?",
-                    describe_agent(current_->id), limits_.max_accesses_per_step));
-    outcome_.culprits = {current_->id};
+  if (shape_.cluster_size() > 1 && !cluster_access_allowed(addr, write)) [[unlikely]] {
     if (std::uncaught_exceptions() == 0) throw Aborted{};
     return;
   }
-  if (auto race = races_.access(current_->id, addr, bytes, write, false, site_id(site))) {
+  if (++accesses_in_step_ > limits_.max_accesses_per_step) [[unlikely]] {
+    end_endless_accesses();
+    if (std::uncaught_exceptions() == 0) throw Aborted{};
+    return;
+  }
+  if (auto race = races_.access(current_->id, addr, bytes, write, false, site_id(site))) [[unlikely]] {
     end_race(*race);
     if (std::uncaught_exceptions() == 0) throw Aborted{};
   }
+}
+
+// Distributed shared memory: a peer's smem while that CTA lives (and only in the cluster).
+// False when the access ends the execution.
+bool Runtime::cluster_access_allowed(const void* addr, bool write) {
+  const std::int64_t cta = cta_of(addr, current_->cta);
+  const std::uint32_t size = shape_.cluster_size();
+  if (cta < 0 || static_cast<std::uint32_t>(cta) == current_->cta) return true;
+  if (static_cast<std::uint32_t>(cta) / size != current_->cta / size) {
+    end(Verdict::misuse,
+        fmt::format("{}: {} {}: the shared memory of a CTA outside its cluster", describe_agent(current_->id),
+                    write ? "store to" : "load from", describe_address(addr)),
+        MisuseKind::cluster);
+    outcome_.culprits = {current_->id};
+    return false;
+  }
+  return peer_use(*current_, static_cast<std::uint32_t>(cta), write ? "store to" : "load from", nullptr, addr);
+}
+
+void Runtime::end_endless_accesses() {
+  end(Verdict::step_limit, fmt::format("{} made {} loads/stores without reaching a barrier operation: an endless loop?",
+                                       describe_agent(current_->id), limits_.max_accesses_per_step));
+  outcome_.culprits = {current_->id};
 }
 
 void Runtime::check_failed(const char* what) {

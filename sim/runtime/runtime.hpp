@@ -422,6 +422,8 @@ class Runtime {
   void end(Verdict v, std::string message, std::optional<MisuseKind> misuse = std::nullopt);
   void end_blocked();
   void end_race(const RaceDetector::Race& race);
+  [[gnu::noinline]] bool cluster_access_allowed(const void* addr, bool write);  // data_access's, in clusters
+  [[gnu::cold]] void end_endless_accesses();
   std::string describe_address(const void* addr) const;
   struct MemoryLabel {
     std::uintptr_t begin = 0, end = 0;
