@@ -90,6 +90,7 @@ class DporSearch final : public Strategy, public StepObserver {
   void end_rerun() { failed_.clear(); }
   std::uint64_t reruns = 0, provisional = 0;
 
+  bool wants_lowest_enabled() const override { return true; }
   AgentId choose(const Runtime& rt) override {
     if (depth_ == nodes.size()) {
       DporNode n;

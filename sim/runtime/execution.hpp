@@ -128,6 +128,9 @@ class Strategy {
   // recorded prefix's), and what the first attempt counted is taken back.
   virtual void restart_execution() { begin_execution(); }
   virtual AgentId choose(const Runtime& rt) = 0;
+  // Whether choose() asks Runtime::lowest_enabled at many steps: the runtime then keeps the
+  // enabled set as bits too (asked once, at each execution's start).
+  virtual bool wants_lowest_enabled() const { return false; }
 };
 
 // What one step did, reported right after it (the explorer builds its events from these).

@@ -453,6 +453,7 @@ void Runtime::reset_execution_state() {
   n_barriers_ = 0;  // their entries (and buffers) are reused by the next execution
   enabled_.clear();
   std::fill(enabled_bits_.begin(), enabled_bits_.end(), 0);
+  track_enabled_bits_ = strategy_->wants_lowest_enabled();
   trace_.clear();
   tries_.clear();
   failed_poll_.reset();

@@ -84,10 +84,18 @@ class Runtime {
 
   // --- for strategies --------------------------------------------------------------------
   const std::vector<AgentId>& enabled() const { return enabled_; }
-  // The lowest enabled agent for which `skip` is false (kNoAgent: none), read from a bitset of
-  // the enabled agents: a search's default choice costs words, not agents (3,072 threads).
+  // The lowest enabled agent for which `skip` is false (kNoAgent: none). For a strategy that
+  // wants it at every step (Strategy::wants_lowest_enabled: a search's default choice), read
+  // from a bitset of the enabled agents, which costs words, not agents (3,072 threads); else
+  // from the list (the bits would cost every fuzzing step their upkeep).
   template <class Skip>
   AgentId lowest_enabled(Skip&& skip) const {
+    if (!track_enabled_bits_) {
+      AgentId low = kNoAgent;
+      for (AgentId id : enabled_)
+        if (id < low && !skip(id)) low = id;
+      return low;
+    }
     for (std::size_t w = 0; w < enabled_bits_.size(); ++w)
       for (std::uint64_t bits = enabled_bits_[w]; bits != 0; bits &= bits - 1) {
         const auto id = static_cast<AgentId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
@@ -366,8 +374,10 @@ class Runtime {
     if (a.enabled_pos != ~0u) return;
     a.enabled_pos = static_cast<std::uint32_t>(enabled_.size());
     enabled_.push_back(a.id);
-    if (enabled_bits_.size() <= a.id / 64) enabled_bits_.resize(a.id / 64 + 1, 0);
-    enabled_bits_[a.id / 64] |= std::uint64_t{1} << (a.id % 64);
+    if (track_enabled_bits_) [[unlikely]] {
+      if (enabled_bits_.size() <= a.id / 64) enabled_bits_.resize(a.id / 64 + 1, 0);
+      enabled_bits_[a.id / 64] |= std::uint64_t{1} << (a.id % 64);
+    }
   }
   void remove_enabled(Agent& a) {
     if (a.enabled_pos == ~0u) return;
@@ -375,7 +385,8 @@ class Runtime {
     enabled_[a.enabled_pos] = last;
     agent_at_[last]->enabled_pos = a.enabled_pos;
     enabled_.pop_back();
-    enabled_bits_[a.id / 64] &= ~(std::uint64_t{1} << (a.id % 64));
+    if (track_enabled_bits_) [[unlikely]]
+      enabled_bits_[a.id / 64] &= ~(std::uint64_t{1} << (a.id % 64));
     a.enabled_pos = ~0u;
   }
   // After an op on `bar`: when it completed a phase (or init/inval), re-checks its waits.
@@ -538,7 +549,8 @@ class Runtime {
   std::size_t n_barriers_ = 0;
   std::vector<AgentId> enabled_;
   std::vector<AgentId> spare_schedule_;      // recycle()'s: the next outcome's schedule buffer
-  std::vector<std::uint64_t> enabled_bits_;  // the same agents, as bits by id
+  std::vector<std::uint64_t> enabled_bits_;  // the same agents, as bits by id (if track_enabled_bits_)
+  bool track_enabled_bits_ = false;          // this execution's strategy wants_lowest_enabled()
   std::uint32_t threads_ = 0;
   std::uint32_t unfinished_threads_ = 0;
   std::uint64_t steps_ = 0;
