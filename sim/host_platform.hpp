@@ -22,53 +22,53 @@ struct HostPlatform {
   // mbarrier instructions
   static void mbarrier_init(Barrier& b, std::uint32_t count, const CallSite& site = CallSite::current()) {
     rt().at(site);
-    rt().barrier_op({OpKind::init, &b, count});
+    rt().barrier_op(OpKind::init, b, count);
   }
   static void mbarrier_inval(Barrier& b, const CallSite& site = CallSite::current()) {
     rt().at(site);
-    rt().barrier_op({OpKind::inval, &b});
+    rt().barrier_op(OpKind::inval, b);
   }
   static Token mbarrier_arrive(Barrier& b, std::uint32_t count = 1, const CallSite& site = CallSite::current()) {
     rt().at(site);
-    return rt().barrier_op({OpKind::arrive, &b, count});
+    return rt().barrier_op(OpKind::arrive, b, count);
   }
   static Token mbarrier_arrive_no_complete(Barrier& b, std::uint32_t count,
                                            const CallSite& site = CallSite::current()) {
     rt().at(site);
-    return rt().barrier_op({OpKind::arrive, &b, count, true});
+    return rt().barrier_op(OpKind::arrive, b, count, true);
   }
   static Token mbarrier_arrive_expect_tx(Barrier& b, std::uint32_t bytes, const CallSite& site = CallSite::current()) {
     rt().at(site);
-    return rt().barrier_op({OpKind::arrive_expect_tx, &b, bytes});
+    return rt().barrier_op(OpKind::arrive_expect_tx, b, bytes);
   }
   static Token mbarrier_arrive_drop(Barrier& b, std::uint32_t count = 1, const CallSite& site = CallSite::current()) {
     rt().at(site);
-    return rt().barrier_op({OpKind::arrive_drop, &b, count});
+    return rt().barrier_op(OpKind::arrive_drop, b, count);
   }
   // PTX 8.6 .relaxed forms (mbarrier.arrive{.expect_tx,_drop}.relaxed.cta): the same arrive-on,
   // ordering none of the thread's memory operations (ops.def: order relaxed).
   static Token mbarrier_arrive_relaxed(Barrier& b, std::uint32_t count = 1,
                                        const CallSite& site = CallSite::current()) {
     rt().at(site);
-    return rt().barrier_op({OpKind::arrive_relaxed, &b, count});
+    return rt().barrier_op(OpKind::arrive_relaxed, b, count);
   }
   static Token mbarrier_arrive_expect_tx_relaxed(Barrier& b, std::uint32_t bytes,
                                                  const CallSite& site = CallSite::current()) {
     rt().at(site);
-    return rt().barrier_op({OpKind::arrive_expect_tx_relaxed, &b, bytes});
+    return rt().barrier_op(OpKind::arrive_expect_tx_relaxed, b, bytes);
   }
   static Token mbarrier_arrive_drop_relaxed(Barrier& b, std::uint32_t count = 1,
                                             const CallSite& site = CallSite::current()) {
     rt().at(site);
-    return rt().barrier_op({OpKind::arrive_drop_relaxed, &b, count});
+    return rt().barrier_op(OpKind::arrive_drop_relaxed, b, count);
   }
   static void mbarrier_expect_tx(Barrier& b, std::uint32_t bytes, const CallSite& site = CallSite::current()) {
     rt().at(site);
-    rt().barrier_op({OpKind::expect_tx, &b, bytes});
+    rt().barrier_op(OpKind::expect_tx, b, bytes);
   }
   static void mbarrier_complete_tx(Barrier& b, std::uint32_t bytes, const CallSite& site = CallSite::current()) {
     rt().at(site);
-    rt().barrier_op({OpKind::complete_tx, &b, bytes});
+    rt().barrier_op(OpKind::complete_tx, b, bytes);
   }
   static void mbarrier_wait_parity(Barrier& b, std::int64_t phase, const CallSite& site = CallSite::current()) {
     rt().at(site);

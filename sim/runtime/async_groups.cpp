@@ -52,7 +52,7 @@ void Runtime::commit_group(GroupKind kind) {
 }
 
 void Runtime::wait_group(OpKind wait, std::uint32_t pending) {
-  if (!schedule_point({wait, nullptr, pending})) return;
+  if (!schedule_point(wait, nullptr, pending)) return;
   Agent& me = *current_;
   const GroupKind kind = op_info(wait).group;
   const AgentId owner = group_owner(me, kind);
@@ -110,7 +110,7 @@ void Runtime::wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* 
   if (over_ || !current_) return;
   // One instruction of the warp group: the thread that owns its groups issues it.
   if (group_owner(*current_, GroupKind::wgmma) != current_->id) return;
-  if (!schedule_point({OpKind::wgmma_mma_async, nullptr, a_bytes + b_bytes})) return;
+  if (!schedule_point(OpKind::wgmma_mma_async, nullptr, a_bytes + b_bytes)) return;
   Agent& me = *current_;
   perform([&] {
     for (const void* p : {a, b})

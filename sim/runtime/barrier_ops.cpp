@@ -77,14 +77,19 @@ MbarrierToken Runtime::barrier_op(const Op& op) {
   return perform([&] { return apply_barrier_op(*current_, current_->op); }).token;
 }
 
+MbarrierToken Runtime::barrier_op(OpKind kind, MbarrierState& bar, std::int64_t arg, bool no_complete) {
+  info(bar);
+  if (!schedule_point(kind, &bar, arg, no_complete)) return {};
+  perform([&] { check_barrier_user(bar); });
+  return perform([&] { return apply_barrier_op(*current_, current_->op); }).token;
+}
+
 // ---------------------------------------------------------------------------------------
 // waits and polls
 
 void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
   info(bar);
-  Op op{OpKind::wait, &bar, phase};
-  op.parity = take_parity_next();
-  if (!schedule_point(op)) return;
+  if (!schedule_point(OpKind::wait, &bar, phase, false, take_parity_next())) return;
   phase = current_->op.arg;  // by phase bit: resolved again if the barrier was re-initialised meanwhile
   perform([&] { check_barrier_user(bar); });
   perform([&] {
@@ -232,7 +237,7 @@ void Runtime::wait_status(MbarrierState& bar, const TryWaitStatus& status) {
                                                           : nullptr;
   if (wrong) {
     // Reported as a step of its own (a poll: always enabled), as every misuse is.
-    if (!schedule_point({OpKind::try_wait, &bar, 0})) return;
+    if (!schedule_point(OpKind::try_wait, &bar, 0)) return;
     perform([&]() -> void { throw MisuseError(MisuseKind::bad_token, wrong); });
     return;
   }

@@ -51,7 +51,7 @@ bool Runtime::block_count_agrees(Agent& a, const char* form, std::uint32_t count
 void Runtime::block_sync() {
   if (over_ || !current_) return;
   if (!block_count_agrees(*current_, "sync_threads", block_thread_count())) throw Aborted{};
-  if (!schedule_point({OpKind::block_sync})) return;
+  if (!schedule_point(OpKind::block_sync)) return;
   record(*current_, nullptr);
   observe(current_->id, current_->op);
 }
@@ -61,12 +61,12 @@ void Runtime::block_barrier(std::uint32_t count, bool sync) {
   Agent& a = *current_;
   if (!block_count_agrees(a, sync ? "bar.sync 0" : "bar.arrive 0", count)) throw Aborted{};
   if (sync) {
-    if (!schedule_point({OpKind::block_sync_count, nullptr, count})) return;
+    if (!schedule_point(OpKind::block_sync_count, nullptr, count)) return;
     record(a, nullptr);
     observe(a.id, a.op);
     return;
   }
-  if (!schedule_point({OpKind::block_arrive, nullptr, count})) return;
+  if (!schedule_point(OpKind::block_arrive, nullptr, count)) return;
   CtaInfo& cta = ctas_[a.cta];
   if (block_arrived(cta, a.id)) {
     double_block_arrival(a);

@@ -92,7 +92,7 @@ std::uint32_t Runtime::copy_piece_bytes(std::uint32_t bytes) const {
 
 void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar) {
   info(bar);
-  if (!schedule_point({OpKind::bulk_copy, &bar, bytes})) return;
+  if (!schedule_point(OpKind::bulk_copy, &bar, bytes)) return;
   check_bulk_copy("cp.async.bulk", smem_dst, gmem_src, bytes);
   Agent& issuer = *current_;
   record(issuer, &bar);
@@ -107,7 +107,7 @@ void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t byte
 }
 
 void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes) {
-  if (!schedule_point({OpKind::bulk_store, nullptr, bytes})) return;
+  if (!schedule_point(OpKind::bulk_store, nullptr, bytes)) return;
   check_bulk_copy("cp.async.bulk store", gmem_dst, smem_src, bytes);
   Agent& issuer = *current_;
   record(issuer, nullptr);

@@ -267,7 +267,7 @@ void Runtime::cluster_wait() {
   Agent& a = *current_;
   MbarrierState& bar = cluster_barrier();
   if (a.cluster_arrived < 0) {
-    if (!schedule_point({OpKind::try_wait, &bar, bar.phase})) return;  // reported as a step, always enabled
+    if (!schedule_point(OpKind::try_wait, &bar, bar.phase)) return;  // reported as a step, always enabled
     perform([&]() -> void {
       throw MisuseError(MisuseKind::cluster, "barrier.cluster.wait with no barrier.cluster.arrive before it");
     });

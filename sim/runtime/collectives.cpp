@@ -28,14 +28,14 @@ void Runtime::rendezvous(Rendezvous& r, std::uint32_t count, const MakeName& mak
     bi.collective = make_name();
     bi.name = shape_.ctas > 1 ? fmt::format("cta{}.{}", current_->cta, bi.collective) : bi.collective;
   }
-  const MbarrierToken token = barrier_op({OpKind::arrive, &bar, 1});
+  const MbarrierToken token = barrier_op(OpKind::arrive, bar, 1);
   if (!over_) wait(bar, token.phase);
 }
 
 // An exiting thread leaves a hidden counter's count, as a step of its own: an arrive_drop
 // (its arrival in the open phase, and one fewer expected from then on) that releases nothing:
 // PTX gives an exit no memory semantics, so the phase it completes orders none of its accesses.
-void Runtime::leave_count(MbarrierState& bar) { barrier_op({OpKind::arrive_drop_relaxed, &bar, 1}); }
+void Runtime::leave_count(MbarrierState& bar) { barrier_op(OpKind::arrive_drop_relaxed, bar, 1); }
 
 // The lanes of `mask` in the calling thread's warp meet at `instruction`; each instruction has
 // its own rendezvous per mask (a lane at elect.sync does not meet one at __syncwarp), so a

@@ -17,7 +17,7 @@
 namespace mbcheck::sim {
 
 void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes) {
-  if (!schedule_point({OpKind::cp_async, nullptr, bytes})) return;
+  if (!schedule_point(OpKind::cp_async, nullptr, bytes)) return;
   Agent& issuer = *current_;
   perform([&] {
     auto misaligned = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % bytes != 0; };
@@ -43,7 +43,7 @@ void Runtime::cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes
 void Runtime::cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc) {
   info(bar);
   // .noinc changes nothing on the barrier but reads whether it is live: an event on it too.
-  if (!schedule_point({noinc ? OpKind::cp_async_arrive_noinc : OpKind::cp_async_arrive, &bar})) return;
+  if (!schedule_point(noinc ? OpKind::cp_async_arrive_noinc : OpKind::cp_async_arrive, &bar)) return;
   Agent& issuer = *current_;
   perform([&] {
     if (const std::int64_t at = cta_of(&bar, issuer.cta); at >= 0 && at != issuer.cta)

@@ -96,7 +96,7 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
     ci.name = shape_.ctas > 1 ? fmt::format("cta{}.{}", a.cta, ci.collective) : ci.collective;
   }
   conv.values[0][lane % 32] = red && red->pred ? 1 : 0;  // read by the arriving lane in round one's wake
-  const MbarrierToken first = barrier_op({OpKind::arrive, &conv.bar, 1});
+  const MbarrierToken first = barrier_op(OpKind::arrive, conv.bar, 1);
   if (over_) return;
   wait(conv.bar, first.phase);
   if (over_) return;
@@ -105,7 +105,7 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
   const std::uint32_t live = live_lanes(a.cta, warp, &lowest);
   const auto round_two = static_cast<std::size_t>((first.phase + 1) & 1);
   if (a.thread == lowest) {
-    const MbarrierToken warp_arrival = barrier_op({OpKind::arrive, &bar, ws});
+    const MbarrierToken warp_arrival = barrier_op(OpKind::arrive, bar, ws);
     if (over_) return;
     const auto slot = static_cast<std::size_t>(warp_arrival.phase & 1);
     if (red) {  // counted in the arrival's own step: nothing runs between the arrive and this
@@ -121,7 +121,7 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
     }
     conv.values[round_two][1] = static_cast<std::uint32_t>(warp_arrival.phase);
   }
-  const MbarrierToken second = barrier_op({OpKind::arrive, &conv.bar, 1});
+  const MbarrierToken second = barrier_op(OpKind::arrive, conv.bar, 1);
   if (over_) return;
   wait(conv.bar, second.phase);
   if (over_) return;

@@ -192,16 +192,11 @@ void Runtime::end_diverged(AgentId pick) {
                         describe_agent(pick), steps_, describe_op(*agent_at_[pick])));
 }
 
-bool Runtime::schedule_point(const Op& op) {
+void Runtime::flush_failed_poll_now() { flush_failed_poll(false); }
+
+bool Runtime::announce_and_run() {
   Agent& a = *current_;
-  if (over_) {
-    if (std::uncaught_exceptions() > 0) return false;
-    throw Aborted{};
-  }
-  perform_deferred_try();    // the thread's try_wait_status comes before this event
-  flush_failed_poll(false);  // its last failed poll was no spin iteration: it is an event
-  to_runtime();
-  copy_op(a.op, op);
+  const Op& op = a.op;
   // A spin iteration may read atomics between its polls (Agent::loop_reads); anything else
   // ends the loop.
   if (!is_poll(op.kind) && !(op.kind == OpKind::atomic_load && a.loop_reads.size() < kLoopReadsMax))

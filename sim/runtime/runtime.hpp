@@ -149,6 +149,10 @@ class Runtime {
   // Every operation that changes a barrier's state (ops.def: effect other than none/observe):
   // its scheduling point, then apply_barrier_op(). Returns the arrive's token (else empty).
   MbarrierToken barrier_op(const Op& op);
+  // The same with every other field of the Op at its default (what HostPlatform's mbarrier
+  // instructions are): the fields go to the announcement in registers, not through an Op in
+  // memory that the scheduling point copies.
+  MbarrierToken barrier_op(OpKind kind, MbarrierState& bar, std::int64_t arg = 0, bool no_complete = false);
   // The same operation in its .shared::cluster form on the barrier at `local`'s offset in CTA
   // `rank` of this cluster (mapa, then the op with Op::remote set: sim/runtime/cluster.cpp).
   MbarrierToken barrier_op_remote(Op op, std::uint32_t rank);
@@ -350,7 +354,43 @@ class Runtime {
   // Announce `op` for the current agent and hand control to the scheduler; returns once the
   // agent is chosen to perform it. Returns false when the execution is over and the agent is
   // unwinding already (the op must then do nothing).
-  bool schedule_point(const Op& op);
+  bool schedule_point(const Op& op) {
+    if (!begin_announcement()) return false;
+    copy_op(current_->op, op);
+    return announce_and_run();
+  }
+  // The same for an Op whose other fields are at their defaults (most steps): the fields are
+  // written into the agent's from registers (copying an Op costs a step 22 instructions).
+  bool schedule_point(OpKind kind, MbarrierState* bar = nullptr, std::int64_t arg = 0, bool no_complete = false,
+                      std::int8_t parity = -1) {
+    if (!begin_announcement()) return false;
+    Op& op = current_->op;
+    op.kind = kind;
+    op.bar = bar;
+    op.arg = arg;
+    op.no_complete = no_complete;
+    op.addr = nullptr;
+    op.expected = 0;
+    op.await = op.backoff = op.remote = false;
+    op.scope = Scope::cta;
+    op.parity = parity;
+    return announce_and_run();
+  }
+  // schedule_point's part before the agent's Op is written (a deferred try_wait status makes
+  // an announcement of its own first): false, or throws Aborted, when the execution is over.
+  bool begin_announcement() {
+    if (over_) [[unlikely]] {
+      if (std::uncaught_exceptions() > 0) return false;
+      throw Aborted{};
+    }
+    perform_deferred_try();  // the thread's try_wait_status comes before this event
+    if (failed_poll_) [[unlikely]]
+      flush_failed_poll_now();  // its last failed poll was no spin iteration: it is an event
+    to_runtime();
+    return true;
+  }
+  [[gnu::noinline]] void flush_failed_poll_now();
+  bool announce_and_run();  // the rest: the Op is the agent's now
   template <class F>
   auto perform(F&& f);  // runs an op body, turning MisuseError into the outcome
   void announce(Agent& a);
