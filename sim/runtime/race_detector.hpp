@@ -201,7 +201,12 @@ class RaceDetectorCore {
   }
   static void join_inits(Knowledge& into, const Knowledge& from);
   bool ordered(const Epoch& e, AgentId a) const { return e.agent == ~0u || clocks_[a][e.agent] >= e.clock; }
-  Page& page(std::uintptr_t page_index);
+  Page& page(std::uintptr_t page_index) {  // inline: nearly every access finds the cached page
+    return page_index == cached_page_ ? *cached_ : page_miss(page_index);
+  }
+  Page& page_miss(std::uintptr_t page_index);
+  [[gnu::noinline]] static void note_race(std::optional<Race>& found, const Epoch& e, bool e_writes, const Epoch& now,
+                                          bool write, std::uintptr_t w);
   VClock& released_clock(std::uint32_t barrier, std::int64_t phase);
 
   std::vector<VClock> clocks_;

@@ -366,14 +366,21 @@ void RaceDetectorCore<Clock>::acquire_groups(AgentId waiter, AgentId owner, Grou
 }
 
 template <class Clock>
-race_shadow::Page& RaceDetectorCore<Clock>::page(std::uintptr_t page_index) {
-  if (page_index != cached_page_) {
-    auto& slot = pages_[page_index];
-    if (!slot) slot = race_shadow::take_page();
-    cached_page_ = page_index;
-    cached_ = slot.get();
-  }
+race_shadow::Page& RaceDetectorCore<Clock>::page_miss(std::uintptr_t page_index) {
+  auto& slot = pages_[page_index];
+  if (!slot) slot = race_shadow::take_page();
+  cached_page_ = page_index;
+  cached_ = slot.get();
   return *cached_;
+}
+
+// The first race of an access, built out of line: access() keeps only what its word loop needs.
+template <class Clock>
+void RaceDetectorCore<Clock>::note_race(std::optional<Race>& found, const Epoch& e, bool e_writes, const Epoch& now,
+                                        bool write, std::uintptr_t w) {
+  if (!found)
+    found = Race{e.agent, now.agent, e_writes, write, e.step, now.step, e.site, now.site,
+                 reinterpret_cast<const void*>(w * 4)};
 }
 
 template <class Clock>
@@ -383,10 +390,6 @@ std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* a
   const auto end = (reinterpret_cast<std::uintptr_t>(addr) + bytes + 3) / 4;
   const Epoch now{a, clocks_[a][a], step_[a], site, async};
   std::optional<Race> found;
-  auto report = [&](const Epoch& e, bool e_writes, std::uintptr_t w) {
-    if (!found)
-      found = Race{e.agent, a, e_writes, write, e.step, now.step, e.site, site, reinterpret_cast<const void*>(w * 4)};
-  };
   Page* pg = nullptr;
   for (std::uintptr_t w = begin; w < end; ++w) {
     if (!pg || w % kPageWords == 0) pg = &page(w / kPageWords);
@@ -398,18 +401,20 @@ std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* a
       s.read = write ? Epoch{} : now;
       continue;
     }
-    if (s.write.agent != a && !ordered(s.write, a)) report(s.write, true, w);
+    if (s.write.agent != a && !ordered(s.write, a)) [[unlikely]]
+      note_race(found, s.write, true, now, write, w);
     // The async proxy reading what a thread stored: that thread must have fenced since.
     if (async && !write && s.write.agent != ~0u && !s.write.async && !found &&
         (s.write.agent >= fenced_.size() || fenced_[s.write.agent] < s.write.clock)) {
-      report(s.write, true, w);
+      note_race(found, s.write, true, now, write, w);
       found->missing_fence = true;
     }
     if (write) {
-      if (s.read.agent != a && !ordered(s.read, a)) report(s.read, false, w);
-      if (s.more_reads)
+      if (s.read.agent != a && !ordered(s.read, a)) [[unlikely]]
+        note_race(found, s.read, false, now, write, w);
+      if (s.more_reads) [[unlikely]]
         for (const Epoch& r : shared_reads_[s.more_reads - 1])
-          if (r.agent != a && !ordered(r, a)) report(r, false, w);
+          if (r.agent != a && !ordered(r, a)) note_race(found, r, false, now, write, w);
       s.write = now;
       s.read = Epoch{};
       s.more_reads = 0;
