@@ -379,8 +379,8 @@ template <class Clock>
 void RaceDetectorCore<Clock>::note_race(std::optional<Race>& found, const Epoch& e, bool e_writes, const Epoch& now,
                                         bool write, std::uintptr_t w) {
   if (!found)
-    found = Race{e.agent, now.agent, e_writes, write, e.step, now.step, e.site, now.site,
-                 reinterpret_cast<const void*>(w * 4)};
+    found = Race{
+        e.agent, now.agent, e_writes, write, e.step, now.step, e.site, now.site, reinterpret_cast<const void*>(w * 4)};
 }
 
 template <class Clock>
