@@ -87,7 +87,9 @@ class RaceDetectorCore {
   // A bulk copy or store that is done never acts again: its clock and knowledge (each as
   // long as the agents so far, one per copy) are freed. Not for cp.async copies: a later
   // cp.async.mbarrier.arrive releases their writes with their clocks.
-  void retire(AgentId a);
+  void retire(AgentId a) {  // inline: a fuzzing run's copies have no buffers to give back
+    if (has_buffers(a)) spare(a);
+  }
   void tick(AgentId a, std::uint64_t step) {  // a's next step begins (every step: inline)
     ++clocks_[a].at(a);
     step_[a] = static_cast<std::uint32_t>(step);
@@ -214,7 +216,10 @@ class RaceDetectorCore {
   // Emptied buffers of retired agents, taken by the next agents (no allocation per copy).
   std::vector<VClock> spare_clocks_;
   std::vector<Knowledge> spare_knowledge_;
-  void spare(AgentId a);  // its buffers, emptied, to the spares
+  void spare(AgentId a);               // its buffers, emptied, to the spares
+  bool has_buffers(AgentId a) const {  // anything for spare() to keep
+    return clocks_[a].has_storage() || (a < known_.size() && known_[a].has_storage());
+  }
   // Per barrier: the join of the releases of its newest phases, phase p in slot p mod kSlots
   // (one compare finds it). A wait on an mbarrier that succeeds sees the current or the
   // preceding phase (anything else is reported as aliasing); a named barrier's waiter may come

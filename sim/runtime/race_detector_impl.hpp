@@ -133,7 +133,8 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   const std::size_t width = (std::max(agents, clocks_.size()) + 7) / 8 * 8;
   // The agent tables keep their length too: entries past `agents` (the last execution's
   // copies) are stale until add_agent overwrites them, and nothing reads an agent before.
-  for (std::size_t a = agents; a < clocks_.size(); ++a) spare(a);  // the last execution's copies
+  for (std::size_t a = agents; a < clocks_.size(); ++a)  // the last execution's copies
+    if (has_buffers(static_cast<AgentId>(a))) spare(static_cast<AgentId>(a));
   if (known_.size() < agents) known_.resize(agents);
   if (track_knowledge_)
     for (std::size_t a = 0; a < agents; ++a) known_[a].clear();
@@ -216,12 +217,6 @@ template <class Clock>
 void RaceDetectorCore<Clock>::thread_exit(AgentId a, std::uint32_t cta) {
   if (exit_clocks_.size() <= cta) exit_clocks_.resize(cta + 1);
   exit_clocks_[cta].join(clocks_[a], clocks_.size());
-}
-
-template <class Clock>
-void RaceDetectorCore<Clock>::retire(AgentId a) {
-  // Its buffers go back to the spares (so memory stays in proportion to the live agents).
-  spare(a);
 }
 
 template <class Clock>
