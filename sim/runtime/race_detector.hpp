@@ -203,8 +203,12 @@ class RaceDetectorCore {
   }
   static void join_inits(Knowledge& into, const Knowledge& from);
   bool ordered(const Epoch& e, AgentId a) const { return e.agent == ~0u || clocks_[a][e.agent] >= e.clock; }
-  Page& page(std::uintptr_t page_index) {  // inline: nearly every access finds the cached page
-    return page_index == cached_page_ ? *cached_ : page_miss(page_index);
+  // Inline: nearly every access finds its page among the last ones used. Several are cached
+  // (by the index's low bits), since a step's accesses alternate between global and shared
+  // memory: with one, most accesses went to the map.
+  Page& page(std::uintptr_t page_index) {
+    const std::size_t k = page_index % kCachedPages;
+    return cached_index_[k] == page_index ? *cached_page_[k] : page_miss(page_index);
   }
   Page& page_miss(std::uintptr_t page_index);
   [[gnu::noinline]] static void note_race(std::optional<Race>& found, const Epoch& e, bool e_writes, const Epoch& now,
@@ -258,10 +262,12 @@ class RaceDetectorCore {
   std::vector<std::uint8_t> hidden_;        // per barrier: a hidden counter (barrier_init)
   std::vector<Released> released_;          // index: barrier id
   std::unordered_map<std::uintptr_t, std::unique_ptr<Page>> pages_;
-  std::uintptr_t cached_page_ = ~std::uintptr_t{0};
-  Page* cached_ = nullptr;
-  std::uint32_t generation_ = 0;  // from one process-wide counter (race_detector.cpp)
-  std::uint32_t wraps_seen_ = 0;  // that counter's wraps when this detector's pages were last valid
+  static constexpr std::size_t kCachedPages = 4;
+  std::uintptr_t cached_index_[kCachedPages] = {~std::uintptr_t{0}, ~std::uintptr_t{0}, ~std::uintptr_t{0},
+                                                ~std::uintptr_t{0}};
+  Page* cached_page_[kCachedPages] = {};  // pages_'s, which keeps every page till the end
+  std::uint32_t generation_ = 0;          // from one process-wide counter (race_detector.cpp)
+  std::uint32_t wraps_seen_ = 0;          // that counter's wraps when this detector's pages were last valid
   std::vector<std::vector<Epoch>> shared_reads_;
   std::vector<std::pair<VClock, Knowledge>> block_arrivals_;  // per CTA: this generation's bar.arrive 0
   std::vector<std::uint32_t> fenced_;  // per agent: its generic writes up to this epoch are fenced

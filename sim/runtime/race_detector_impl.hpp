@@ -364,9 +364,9 @@ template <class Clock>
 race_shadow::Page& RaceDetectorCore<Clock>::page_miss(std::uintptr_t page_index) {
   auto& slot = pages_[page_index];
   if (!slot) slot = race_shadow::take_page();
-  cached_page_ = page_index;
-  cached_ = slot.get();
-  return *cached_;
+  cached_index_[page_index % kCachedPages] = page_index;
+  cached_page_[page_index % kCachedPages] = slot.get();
+  return *slot;
 }
 
 // The first race of an access, built out of line: access() keeps only what its word loop needs.
