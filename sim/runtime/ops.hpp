@@ -123,6 +123,22 @@ struct Op {
   to.parity = from.parity;
 }
 
+// Sets an operation to kind, barrier, argument, no_complete and parity, every other field to
+// its default (what most announcements are), field by field from registers. Beside copy_op:
+// both list Op's fields, and a field added to Op goes into both.
+[[gnu::always_inline]] inline void set_op(Op& to, OpKind kind, MbarrierState* bar, std::int64_t arg, bool no_complete,
+                                          std::int8_t parity) {
+  to.kind = kind;
+  to.bar = bar;
+  to.arg = arg;
+  to.no_complete = no_complete;
+  to.addr = nullptr;
+  to.expected = 0;
+  to.await = to.backoff = to.remote = false;
+  to.scope = Scope::cta;
+  to.parity = parity;
+}
+
 // A step as reports name it, from its row's `report` template; `bar` is its barrier's name.
 std::string report_text(const Op& op, std::string_view bar);
 

@@ -115,7 +115,7 @@ void Runtime::make_waits_fragile_at_init(MbarrierState& bar) {
 
 // The step loop: picks the next agent and runs copy steps, until a thread is to run (its
 // context is returned) or the execution ends (the main context). Inline in schedule_point,
-// the step of nearly every transition; its rare ends are out of line (end_unless_enabled,
+// the step of nearly every transition; its rare ends are out of line (end_none_enabled,
 // checkpoint, end_diverged), so that the loop itself keeps few registers and a small frame.
 [[gnu::always_inline]] inline boost::fibers::context* Runtime::decide_inline() {
   while (!over_) {

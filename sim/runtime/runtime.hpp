@@ -364,16 +364,7 @@ class Runtime {
   bool schedule_point(OpKind kind, MbarrierState* bar = nullptr, std::int64_t arg = 0, bool no_complete = false,
                       std::int8_t parity = -1) {
     if (!begin_announcement()) return false;
-    Op& op = current_->op;
-    op.kind = kind;
-    op.bar = bar;
-    op.arg = arg;
-    op.no_complete = no_complete;
-    op.addr = nullptr;
-    op.expected = 0;
-    op.await = op.backoff = op.remote = false;
-    op.scope = Scope::cta;
-    op.parity = parity;
+    set_op(current_->op, kind, bar, arg, no_complete, parity);
     return announce_and_run();
   }
   // schedule_point's part before the agent's Op is written (a deferred try_wait status makes
