@@ -4,6 +4,7 @@
 // the DPOR relation, the race detector's edges and the reports.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -148,6 +149,26 @@ inline bool is_blocking_wait(const Op& op) {
   return op.kind == OpKind::wait || (op.info().dependence == Dependence::observer && op.await);
 }
 inline bool is_poll(OpKind k) { return op_info(k).dependence == Dependence::observer && k != OpKind::wait; }
+// Enabled whenever it is announced, and neither a wait, a poll, an atomic nor a sync (an
+// arrive, a copy, an init, ...): the runtime's shortest path at a scheduling point, one load.
+namespace ops_detail {
+constexpr bool plain_row(const OpInfo& row) {
+  switch (row.dependence) {
+    case Dependence::observer:  // waits and polls
+    case Dependence::atomic:
+    case Dependence::group_wait:
+    case Dependence::block_sync: return false;
+    default: return true;
+  }
+}
+inline constexpr auto kPlain = [] {
+  std::array<bool, kOpKinds> plain{};
+  for (std::size_t k = 0; k < kOpKinds; ++k) plain[k] = plain_row(kTable[k]);
+  return plain;
+}();
+}  // namespace ops_detail
+inline bool is_plain_announcement(OpKind k) { return ops_detail::kPlain[static_cast<std::size_t>(k)]; }
+static_assert(!ops_detail::plain_row(op_info(OpKind::wait)));
 // An operation on an mbarrier's state (or liveness), as the DPOR relation sees it.
 inline bool on_barrier(const Op& op) { return op.bar && op.info().effect != Effect::none; }
 // An arrive-on (PTX's missing-wait rule applies to it).

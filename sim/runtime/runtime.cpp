@@ -197,12 +197,18 @@ void Runtime::flush_failed_poll_now() { flush_failed_poll(false); }
 bool Runtime::announce_and_run() {
   Agent& a = *current_;
   const Op& op = a.op;
-  // A spin iteration may read atomics between its polls (Agent::loop_reads); anything else
-  // ends the loop.
-  if (!is_poll(op.kind) && !(op.kind == OpKind::atomic_load && a.loop_reads.size() < kLoopReadsMax))
+  if (is_plain_announcement(op.kind)) [[likely]] {  // (most steps: arrivals, copies)
     a.last_poll_failed = false;
-  if (op.kind != OpKind::atomic_load) a.loads_in_loop = 0;  // any other event ends a run of loads
-  announce(a);
+    a.loads_in_loop = 0;
+    add_enabled(a);
+  } else {
+    // A spin iteration may read atomics between its polls (Agent::loop_reads); anything else
+    // ends the loop.
+    if (!is_poll(op.kind) && !(op.kind == OpKind::atomic_load && a.loop_reads.size() < kLoopReadsMax))
+      a.last_poll_failed = false;
+    if (op.kind != OpKind::atomic_load) a.loads_in_loop = 0;  // any other event ends a run of loads
+    announce(a);
+  }
   if (op.await && !a.await_reads.empty()) read_awaiters_.push_back(a.id);
   if (priming_) {
     switch_to(primed_next(a.id));
