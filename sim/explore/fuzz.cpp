@@ -164,14 +164,14 @@ class FuzzCampaign {
     while (const std::optional<std::uint64_t> index = next_run(share)) {
       const std::uint64_t i = *index;
       const std::uint64_t seed = run_seed(options_.seed, i);
-      Outcome out;
+      Outcome* run = nullptr;  // the runtime's, until its next execution
       try {
         if (options_.kind == FuzzKind::pct) {
           PctStrategy s(seed, options_.depth, result_.steps_estimate);
-          out = rt.execute(*program, s, limits);
+          run = &rt.execute_in_place(*program, s, limits);
         } else {
           RandomStrategy s(seed);
-          out = rt.execute(*program, s, limits);
+          run = &rt.execute_in_place(*program, s, limits);
         }
       } catch (...) {
         // A Program that cannot run (its reset() threw: ProgramError) ends the campaign: every
@@ -185,6 +185,7 @@ class FuzzCampaign {
         failed_ = true;
         break;
       }
+      Outcome& out = *run;
       if (out.cut_short) break;  // stopped inside the run: it counts for nothing
       ++share.runs;
       share.transitions += out.steps;
@@ -194,8 +195,6 @@ class FuzzCampaign {
         bugs_.emplace(i, std::move(out));
         std::uint64_t cur = first_bug_.load();
         while (i < cur && !first_bug_.compare_exchange_weak(cur, i)) {}
-      } else {
-        rt.recycle(std::move(out));
       }
     }
   }

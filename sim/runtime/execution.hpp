@@ -65,6 +65,20 @@ struct Outcome {
     std::string text;      // what happened there
   };
   std::vector<Located> located;
+
+  // Every field to its default, the buffers kept (a runtime's next execution reuses them:
+  // Runtime::execute_in_place). A field added above is reset here too.
+  void clear() {
+    verdict = Verdict::completed;
+    misuse.reset();
+    message.clear();
+    details.clear();
+    schedule.clear();
+    steps = 0;
+    culprits.clear();
+    cut_short = false;
+    located.clear();
+  }
 };
 
 // One step of a recorded execution (RunLimits::record_trace).

@@ -258,7 +258,7 @@ void Runtime::switch_to(boost::fibers::context* ctx) {
 
 Agent& Runtime::new_agent() {
   const auto id = static_cast<AgentId>(agent_at_.size());
-  if (agent_pool_.size() <= id) agent_pool_.push_back(std::make_unique<Agent>());
+  if (agent_pool_.size() <= id) agent_pool_.push_back(&agent_storage_.emplace_back());
   Agent& a = *agent_pool_[id];
   a.start(id);  // keeps the buffers the last execution grew (the spin snapshots above all)
   agent_at_.push_back(&a);

@@ -250,7 +250,7 @@ void Runtime::snapshot_too_deep(std::size_t depth) {
   end_to_run_again("a spin snapshot deeper than the stack scrubbed for it");
 }
 
-void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misuse) {
+void Runtime::end(Verdict v, std::string_view message, std::optional<MisuseKind> misuse) {
   if (over_) return;
   flush_failed_poll(false);  // a failed poll before a crash or exit: an event all the same
   over_ = true;
@@ -269,7 +269,7 @@ void Runtime::end(Verdict v, std::string message, std::optional<MisuseKind> misu
     trace_.push_back(std::move(t));
   }
   outcome_.verdict = v;
-  outcome_.message = std::move(message);
+  outcome_.message.assign(message);  // (its buffer kept from run to run: no allocation)
   outcome_.misuse = misuse;
 }
 
@@ -396,7 +396,8 @@ void Runtime::fiber_main(AgentId id) {
 // ---------------------------------------------------------------------------------------
 // one execution
 
-Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& limits, StepObserver* observer) {
+Outcome& Runtime::execute_in_place(Program& program, Strategy& strategy, const RunLimits& limits,
+                                   StepObserver* observer) {
   if (auto err = stack_size_error(limits.stack_bytes)) throw std::invalid_argument(*err);
   prepare_fibers(limits.stack_bytes);
   prepare_thread_for_reports();
@@ -445,7 +446,7 @@ Outcome Runtime::execute(Program& program, Strategy& strategy, const RunLimits& 
   }
   outcome_.steps = steps_;
   if (outcome_.verdict == Verdict::completed) judge_output(program);
-  return std::move(outcome_);
+  return outcome_;
 }
 
 // Everything one execution leaves behind, cleared for the next (the CTAs' storage is kept).
@@ -459,10 +460,8 @@ void Runtime::reset_execution_state() {
   tries_.clear();
   failed_poll_.reset();
   read_awaiters_.clear();
-  outcome_ = Outcome{};
-  // The schedule leaves with the outcome (recycle() may give its buffer back): sized like the
-  // last one's, it grows once, not by doublings every run.
-  outcome_.schedule.swap(spare_schedule_);
+  outcome_.clear();  // its buffers kept, where the last outcome stayed here (execute_in_place)
+  // Sized like the last schedule: it grows once, not by doublings every run.
   outcome_.schedule.reserve(std::min<std::uint64_t>(steps_ + 16, 1u << 20));
   steps_ = 0;
   next_check_ = 0;  // checkpoint() at the first step
