@@ -310,17 +310,20 @@ class DporSearch final : public Strategy, public StepObserver {
 // One execution of a search. One whose provisional decs did not hold up runs again on the same
 // schedule (the strategy replays its recorded choices), with them as incs: its races are
 // then those of the relation proper. `observer` is the DPOR itself, or brute force's class
-// counter; the outcome is the first run's (the rerun's if it diverged or was cut short).
-inline Outcome execute_observed(Runtime& rt, Program& program, Strategy& strategy, const RunLimits& limits,
-                                DporSearch& observer) {
-  Outcome out = rt.execute(program, strategy, limits, &observer);
+// counter; the outcome is the first run's (the rerun's if it diverged or was cut short). It
+// is the runtime's, valid until its next execution (Runtime::execute_in_place: no allocation
+// per execution), or, after a rerun, the first run's moved into `held`.
+inline Outcome& execute_observed(Runtime& rt, Program& program, Strategy& strategy, const RunLimits& limits,
+                                 DporSearch& observer, Outcome& held) {
+  Outcome& out = rt.execute_in_place(program, strategy, limits, &observer);
   if (out.cut_short || !observer.take_failed_provisions()) return out;
   ++observer.reruns;
+  held = std::move(out);
   observer.begin_execution();
-  Outcome again = rt.execute(program, strategy, limits, &observer);
+  Outcome& again = rt.execute_in_place(program, strategy, limits, &observer);
   observer.end_rerun();
   if (again.cut_short || again.verdict == Verdict::diverged) return again;
-  return out;
+  return held;
 }
 
 }  // namespace mbcheck::sim::dpor

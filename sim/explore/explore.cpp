@@ -288,11 +288,12 @@ ExploreResult Exploration::run() {
   if (sharded_)
     exchange_ = std::make_unique<ShardExchange>(options_.shard_dir, options_.shard_index, options_.shard_count,
                                                 options_.shard_identity);
+  Outcome held;  // (execute_observed's: the outcome is the runtime's, not copied per execution)
   while (!out_of_time()) {
     report_progress();
-    Outcome out = is_dpor                  ? execute_observed(rt_, program_, dpor_, limits_, dpor_)
-                  : options_.count_classes ? execute_observed(rt_, program_, brute_, limits_, classifier_)
-                                           : rt_.execute(program_, brute_, limits_, nullptr);
+    Outcome& out = is_dpor                  ? execute_observed(rt_, program_, dpor_, limits_, dpor_, held)
+                   : options_.count_classes ? execute_observed(rt_, program_, brute_, limits_, classifier_, held)
+                                            : rt_.execute_in_place(program_, brute_, limits_, nullptr);
     if (out.cut_short) {  // the time limit or an interrupt inside the execution: nothing to account
       cut_short_ = true;
       break;

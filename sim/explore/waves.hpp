@@ -65,8 +65,9 @@ inline WaveResult run_subtree(Program& program, Runtime& rt, const NodeStack& pr
   RunLimits limits;
   limits.max_steps = options.max_steps;
   WaveResult res;
+  Outcome held;
   for (;;) {
-    Outcome out = execute_observed(rt, program, local, limits, local);
+    Outcome& out = execute_observed(rt, program, local, limits, local, held);
     explain_divergence(out);
     res.stats.transitions += out.steps;
     if (out.verdict == Verdict::pruned) {
