@@ -120,7 +120,7 @@ struct Runtime::StackPool {
 // frames: 2-3 KiB) sits at the same offset of every mapping, and mappings are page-aligned, so
 // the tops of all threads' stacks fell into the same sets of the L1 data cache (4 KiB apart
 // per way) and evicted each other and the agents at every switch: callgrind's cache model of
-// this VM counted a third of a fuzzing run's L1 misses there. Thread i's stack starts
+// this VM counted a third of a fuzzing run's L1 data misses there. Thread i's stack starts
 // (i mod 8) * 512 bytes below the top of a mapping one page larger than --stack-size, so the
 // tops spread over the whole 4 KiB and every stack keeps at least its requested size.
 constexpr std::size_t kStackColors = 8, kStackColorStride = 512;
