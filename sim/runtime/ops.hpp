@@ -149,17 +149,16 @@ inline bool is_blocking_wait(const Op& op) {
   return op.kind == OpKind::wait || (op.info().dependence == Dependence::observer && op.await);
 }
 inline bool is_poll(OpKind k) { return op_info(k).dependence == Dependence::observer && k != OpKind::wait; }
-// Enabled whenever it is announced, and neither a wait, a poll, an atomic nor a sync (an
-// arrive, a copy, an init, ...): the runtime's shortest path at a scheduling point, one load.
+// Whether an announced operation of this class may be disabled (Runtime::is_enabled_now tests
+// it): a wait or poll, an atomic (a load loop's await), a wait_group. Any other is enabled.
+constexpr bool needs_enabled_test(Dependence d) {
+  return d == Dependence::observer || d == Dependence::atomic || d == Dependence::group_wait;
+}
+// Enabled whenever it is announced, and no sync (whose announcement is its arrival): an arrive,
+// a copy, an init, ...: the runtime's shortest path at a scheduling point, one load.
 namespace ops_detail {
 constexpr bool plain_row(const OpInfo& row) {
-  switch (row.dependence) {
-    case Dependence::observer:  // waits and polls
-    case Dependence::atomic:
-    case Dependence::group_wait:
-    case Dependence::block_sync: return false;
-    default: return true;
-  }
+  return !needs_enabled_test(row.dependence) && row.dependence != Dependence::block_sync;
 }
 inline constexpr auto kPlain = [] {
   std::array<bool, kOpKinds> plain{};

@@ -391,12 +391,7 @@ class Runtime {
   // asks at every step; polls, atomic loads and wait_groups out of line.
   bool is_enabled_now(const Agent& a) const {
     if (a.op.kind == OpKind::wait) return a.op.bar->wait_would_proceed(a.op.arg);
-    switch (a.op.info().dependence) {
-      case Dependence::observer:
-      case Dependence::atomic:
-      case Dependence::group_wait: return is_enabled_uncommon(a);
-      default: return true;
-    }
+    return !needs_enabled_test(a.op.info().dependence) || is_enabled_uncommon(a);
   }
   bool is_enabled_uncommon(const Agent& a) const;
   static bool await_word_changed(const Agent& a);
@@ -579,7 +574,7 @@ class Runtime {
   // among other heap blocks and shared L1 sets with hot data (callgrind's model of this VM's
   // cache: a fuzzing run's L1 data misses -30% with the deque).
   std::deque<Agent> agent_storage_;
-  std::vector<Agent*> agent_pool_;  // agent_storage_ by id
+  std::vector<Agent*> agent_pool_;  // agent_storage_ by id (cheaper than indexing the deque)
   Agent& new_agent();               // the next id's agent, cleared
   std::vector<CtaInfo> ctas_;
   std::vector<BarrierInfo> barriers_;  // index = MbarrierState::id - 1; the first n_barriers_ are this execution's
