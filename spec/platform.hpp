@@ -139,6 +139,11 @@
 
 #include <concepts>
 #include <cstdint>
+#if !defined(__CUDACC__) && defined(__has_include)
+#if __has_include(<source_location>)
+#include <source_location>  // CallSite's column where __builtin_COLUMN is missing
+#endif
+#endif
 
 #if defined(__CUDACC__)
 #define MBCHECK_HD __host__ __device__
@@ -153,11 +158,16 @@ namespace mbcheck {
 // Where protocol code made a Platform call: a defaulted argument, CallSite::current(),
 // captures the caller's file and line (the compiler's __builtin_FILE/LINE/FUNCTION).
 // The column tells two calls on one line apart (the host's spin recognition needs to know
-// the call sites of two polls differ); where the compiler lacks __builtin_COLUMN it is 0.
+// the call sites of two polls differ): __builtin_COLUMN where the compiler has it (Clang),
+// else std::source_location's (GCC 12, Debian's compiler, has only that: a column of 0 made
+// two polls on one line one place); 0 where neither is (device code).
 #if defined(__has_builtin) && !defined(__CUDA_ARCH__)
 #if __has_builtin(__builtin_COLUMN)
 #define MBCHECK_BUILTIN_COLUMN __builtin_COLUMN()
 #endif
+#endif
+#if !defined(MBCHECK_BUILTIN_COLUMN) && !defined(__CUDACC__) && defined(__cpp_lib_source_location)
+#define MBCHECK_BUILTIN_COLUMN std::source_location::current().column()
 #endif
 #ifndef MBCHECK_BUILTIN_COLUMN
 #define MBCHECK_BUILTIN_COLUMN 0u

@@ -23,6 +23,20 @@ ExploreResult explore_to_end(std::uint32_t n, std::function<void()> kernel) {
 }
 }  // namespace
 
+TEST_CASE("two platform calls on one line are two places: their columns differ", "[spin][callsite]") {
+  // Spin recognition takes a poll from the same state at the same place as its last failed
+  // poll for an iteration of one loop; two polls on one line must not be one place. GCC 12
+  // has no __builtin_COLUMN: the column comes from std::source_location there (it was 0).
+  // clang-format off
+  const mbcheck::CallSite a = mbcheck::CallSite::current(), b = mbcheck::CallSite::current();
+  // clang-format on
+  CHECK(a.line == b.line);
+  CHECK(a.column != 0);
+  CHECK(a.column != b.column);
+  CHECK_FALSE(a.same_place(b));
+  CHECK(a.same_place(a));
+}
+
 TEST_CASE("n consumers spinning with while (!try_wait) on one barrier: one class", "[spin]") {
   const std::uint32_t consumers = GENERATE(1u, 2u, 8u, 32u);
   const ExploreResult r = explore_to_end(consumers + 1, [] {
