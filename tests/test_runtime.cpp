@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <stdexcept>
 
 #include <sys/wait.h>
@@ -61,6 +62,27 @@ void one_shot_signal() {
 }
 
 }  // namespace
+
+TEST_CASE("every source site keeps one id, however many sites there are and however they collide", "[runtime]") {
+  // The race detector's shadow words name their access's line by this id; two sites with one
+  // id would put a report at the wrong line. 2,000 sites on 250 lines of two files (the table
+  // grows several times), asked twice in another order: the same, distinct ids.
+  Runtime rt;
+  static const char* const kFiles[] = {"a.cpp", "b.cpp"};
+  std::vector<mbcheck::CallSite> sites;
+  for (unsigned line = 1; line <= 250; ++line)
+    for (unsigned column = 1; column <= 4; ++column)
+      for (const char* file : kFiles) sites.push_back({file, line, "f", column});
+  std::vector<std::uint32_t> ids;
+  for (const mbcheck::CallSite& s : sites) ids.push_back(rt.site_id(s));
+  CHECK(std::set<std::uint32_t>(ids.begin(), ids.end()).size() == sites.size());
+  for (std::size_t i = sites.size(); i-- > 0;) {
+    REQUIRE(rt.site_id(sites[i]) == ids[i]);
+    const mbcheck::CallSite& back = rt.site_of(ids[i]);
+    CHECK((back.file == sites[i].file && back.line == sites[i].line && back.column == sites[i].column));
+  }
+  CHECK(rt.site_id(mbcheck::CallSite{}) == 0);  // line 0: unknown
+}
 
 TEST_CASE("a correct protocol completes under every seed", "[runtime]") {
   LambdaProgram prog(4, one_shot_signal);

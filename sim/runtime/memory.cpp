@@ -177,16 +177,29 @@ void Runtime::end_race(const RaceDetector::Race& race) {
                       located(sites_[race.first_site], access_text(race.first, race.first_writes, race.first_step))};
 }
 
-std::uint32_t Runtime::intern_site(const CallSite& site) {
-  std::uint32_t id = 0;
-  for (std::uint32_t i = 1; i < sites_.size() && !id; ++i)
-    if (sites_[i].file == site.file && sites_[i].line == site.line && sites_[i].column == site.column) id = i;
-  if (!id) {
-    id = static_cast<std::uint32_t>(sites_.size());
-    sites_.push_back(site);
+std::uint32_t Runtime::find_site(const CallSite& site) {
+  for (std::size_t i = site_hash(site) & site_mask_;; i = (i + 1) & site_mask_) {
+    const SiteSlot& slot = site_table_[i];
+    if (slot.file == site.file && slot.line == site.line && slot.column == site.column) return slot.id;
+    if (slot.line == 0) break;  // an empty slot: a site not seen yet
   }
-  site_cache_[(site.line * 31u + site.column) % kSiteCache] = {site.file, site.line, site.column, id};
+  const auto id = static_cast<std::uint32_t>(sites_.size());
+  sites_.push_back(site);
+  if (4 * sites_.size() > site_table_.size()) {  // (sites_ holds the unknown site too)
+    std::vector<SiteSlot> old(2 * site_table_.size());
+    old.swap(site_table_);
+    site_mask_ = site_table_.size() - 1;
+    for (const SiteSlot& slot : old)
+      if (slot.line != 0) insert_site(slot);
+  }
+  insert_site({site.file, site.line, site.column, id});
   return id;
+}
+
+void Runtime::insert_site(const SiteSlot& entry) {
+  std::size_t i = site_hash(sites_[entry.id]) & site_mask_;
+  while (site_table_[i].line != 0) i = (i + 1) & site_mask_;
+  site_table_[i] = entry;
 }
 
 Outcome::Located Runtime::located(const CallSite& site, std::string text) const {

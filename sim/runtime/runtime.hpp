@@ -268,9 +268,9 @@ class Runtime {
   // outlive executions: the lines are the program's.
   std::uint32_t site_id(const CallSite& site) {
     if (site.line == 0) return 0;
-    SiteSlot& slot = site_cache_[(site.line * 31u + site.column) % kSiteCache];
+    const SiteSlot& slot = site_table_[site_hash(site) & site_mask_];
     if (slot.file == site.file && slot.line == site.line && slot.column == site.column) return slot.id;
-    return intern_site(site);
+    return find_site(site);
   }
   const CallSite& site_of(std::uint32_t id) const { return sites_[id]; }
   void check_failed(const char* what);  // throws unless already unwinding
@@ -471,15 +471,22 @@ class Runtime {
     int index = -1;
   };
   std::vector<MemoryLabel> memory_labels_;  // newest last: the newest covering label wins
+  // Every site seen, by (file, line, column), in an open-addressed table (a direct-mapped cache
+  // of 64 slots thrashed where two sites of one step shared a slot: with columns from
+  // std::source_location, epi-load's did, 12 linear searches a run).
   struct SiteSlot {
     const char* file = nullptr;
-    unsigned line = 0, column = 0;
+    unsigned line = 0, column = 0;  // line 0: empty
     std::uint32_t id = 0;
   };
-  static constexpr std::size_t kSiteCache = 64;
-  SiteSlot site_cache_[kSiteCache];
-  std::vector<CallSite> sites_{CallSite{}};  // by id; 0: unknown
-  std::uint32_t intern_site(const CallSite& site);
+  static std::size_t site_hash(const CallSite& site) {
+    return (site.line * 0x9E3779B1u ^ site.column * 0x85EBCA6Bu) >> 16;
+  }
+  std::vector<SiteSlot> site_table_ = std::vector<SiteSlot>(256);  // a power of two, at most a quarter full
+  std::size_t site_mask_ = 255;                                    // its size - 1
+  std::vector<CallSite> sites_{CallSite{}};                        // by id; 0: unknown
+  std::uint32_t find_site(const CallSite& site);                   // site_id's probes past the first slot
+  void insert_site(const SiteSlot& entry);
   Outcome::Located located(const CallSite& site, std::string text) const;
   void fiber_main(AgentId id);
   bool run_thread_main(Agent& a);  // false: it crashed or hung (Verdict::crash, Verdict::hang)
