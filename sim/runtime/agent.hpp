@@ -151,8 +151,8 @@ struct Agent : AgentState {
                                            std::size_t reg_bytes, const unsigned char* sp, const unsigned char* top);
 
 // Copies the calling thread's callee-saved registers, its program counter (here: the inlined
-// copy's own address, so that two calls on one line are told apart where the compiler gives
-// no column) and its live stack (from its stack pointer up to `top`, where its fiber's frames
+// copy's own address, so that two calls on one line differ in their state as well as in their
+// call site's column) and its live stack (from its stack pointer up to `top`, where its fiber's frames
 // begin) into `out`. Inlined into the protocol
 // code that polls, so that it sees that code's state and none of the runtime's frames.
 // Caller-saved registers are dead across a call, so this is the whole state of the thread

@@ -72,6 +72,7 @@ void Runtime::named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync,
         fmt::format("barrier 0 is used over all the CTA's {} threads (sync_threads, or bar.sync/bar.arrive 0, {}): "
                     "uses of one id disagree on the count",
                     block_thread_count(), block_thread_count()));
+  cta.named_used = true;  // (reset_execution_state resets them then)
   MbarrierState& bar = cta.named[id];
   BarrierInfo& bi = info(bar);
   if (!bar.is_live()) {

@@ -481,9 +481,12 @@ void Runtime::reset_execution_state() {
     cta.in_generation.assign(shape_.threads_per_cta, 0);
     cta.all_threads_form = cta.block_used = false;
     cta.release_step = 0;
-    for (MbarrierState& nb : cta.named) nb = MbarrierState{};
-    for (std::uint32_t id = 0; id < kNamedBarriers; ++id)
-      for (int slot = 0; slot < 2; ++slot) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;
+    if (cta.named_used) {  // (most protocols use none: 16 barriers a CTA)
+      for (MbarrierState& nb : cta.named) nb = MbarrierState{};
+      for (std::uint32_t id = 0; id < kNamedBarriers; ++id)
+        for (int slot = 0; slot < 2; ++slot) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;
+      cta.named_used = false;
+    }
     cta.collectives.clear();
     cta.peer_uses.clear();
   }

@@ -74,6 +74,7 @@ struct CtaInfo {
   };
   std::map<AgentId, PeerUses> peer_uses;
   MbarrierState named[kNamedBarriers];  // the counters behind bar.sync / bar.arrive
+  bool named_used = false;              // one of them (or a reduction slot) was touched: reset it
   // bar.red: per id and generation parity, the true predicates and the participants so far
   // (a generation's reduction is complete when it is; the slot is reused two generations on)
   std::uint32_t red_true[kNamedBarriers][2] = {}, red_seen[kNamedBarriers][2] = {};
