@@ -178,9 +178,9 @@ void Runtime::end_race(const RaceDetector::Race& race) {
 }
 
 std::uint32_t Runtime::find_site(const CallSite& site) {
-  for (std::size_t i = site_hash(site) & site_mask_;; i = (i + 1) & site_mask_) {
+  for (std::size_t i = site_hash(site.line, site.column) & site_mask_;; i = (i + 1) & site_mask_) {
     const SiteSlot& slot = site_table_[i];
-    if (slot.file == site.file && slot.line == site.line && slot.column == site.column) return slot.id;
+    if (slot.holds(site)) return slot.id;
     if (slot.line == 0) break;  // an empty slot: a site not seen yet
   }
   const auto id = static_cast<std::uint32_t>(sites_.size());
@@ -197,7 +197,7 @@ std::uint32_t Runtime::find_site(const CallSite& site) {
 }
 
 void Runtime::insert_site(const SiteSlot& entry) {
-  std::size_t i = site_hash(sites_[entry.id]) & site_mask_;
+  std::size_t i = site_hash(entry.line, entry.column) & site_mask_;
   while (site_table_[i].line != 0) i = (i + 1) & site_mask_;
   site_table_[i] = entry;
 }

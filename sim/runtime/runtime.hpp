@@ -268,8 +268,8 @@ class Runtime {
   // outlive executions: the lines are the program's.
   std::uint32_t site_id(const CallSite& site) {
     if (site.line == 0) return 0;
-    const SiteSlot& slot = site_table_[site_hash(site) & site_mask_];
-    if (slot.file == site.file && slot.line == site.line && slot.column == site.column) return slot.id;
+    const SiteSlot& slot = site_table_[site_hash(site.line, site.column) & site_mask_];
+    if (slot.holds(site)) return slot.id;
     return find_site(site);
   }
   const CallSite& site_of(std::uint32_t id) const { return sites_[id]; }
@@ -478,9 +478,10 @@ class Runtime {
     const char* file = nullptr;
     unsigned line = 0, column = 0;  // line 0: empty
     std::uint32_t id = 0;
+    bool holds(const CallSite& site) const { return file == site.file && line == site.line && column == site.column; }
   };
-  static std::size_t site_hash(const CallSite& site) {
-    return (site.line * 0x9E3779B1u ^ site.column * 0x85EBCA6Bu) >> 16;
+  static std::size_t site_hash(unsigned line, unsigned column) {
+    return (line * 0x9E3779B1u ^ column * 0x85EBCA6Bu) >> 16;
   }
   std::vector<SiteSlot> site_table_ = std::vector<SiteSlot>(256);  // a power of two, at most a quarter full
   std::size_t site_mask_ = 255;                                    // its size - 1
