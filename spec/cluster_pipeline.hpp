@@ -6,10 +6,13 @@
 // full[s] counts 1 arrival (the own producer's arrive.expect_tx of the stage's bytes) and the
 // bytes every multicast lands. Because a CTA's producer writes into its peers' stages, it must
 // know that THEIR consumers are done with the stage: empty[s] counts one arrival per consumer
-// warp group of every CTA in the same row or column ((cluster_x + cluster_y - 1) x groups),
-// and each consumer warp group releases a stage on the empty barrier of every CTA in its row
-// and column, the arrivals spread over its threads as CUTLASS spreads them (16 signalling
-// threads per warp group, one per destination rank).
+// warp of every CTA in the same row or column ((cluster_x + cluster_y - 1) x groups x warps),
+// and each consumer warp releases a stage on the empty barrier of every CTA in its row and
+// column, its lane 0 arriving once per destination after a __syncwarp. (CUTLASS spreads one
+// arrival per destination and warp group over 16 signalling threads: right for the reads its
+// MMA makes, which the group's wgmma.wait_group covers; the consumers here read the stage with
+// ordinary loads, which only a __syncwarp orders before another lane's arrive: PTX gives
+// wgmma's fence, commit and wait no memory order.)
 //
 // Barrier layout in shared memory: full[0..S) then empty[0..S). Phases are passed as bits
 // (PipelineStateBit): consumers start at bit 0, the producer at bit 1 (the phase before init).
@@ -20,21 +23,6 @@
 #include "spec/platform.hpp"
 
 namespace mbcheck {
-
-// CUTLASS's spread_arrivals_to_warpgroup + is_same_row_or_col: whether thread `t` (0..127)
-// of a consumer warp group signals, and the rank it signals. Thread t%8==0 of warp w takes
-// destination (4*(w%4) + (t/8)%4) swizzled by Swizzle<2,0,-2> (v ^ ((v & 3) << 2)).
-struct ReleaseTarget {
-  bool signals = false;
-  std::uint32_t rank = 0;
-};
-MBCHECK_HD inline ReleaseTarget release_target(std::uint32_t t, std::uint32_t cluster_x, std::uint32_t cluster_y,
-                                               std::uint32_t my_x, std::uint32_t my_y) {
-  const std::uint32_t v = ((t / 32) % 4) * 4 + (t / 8) % 4;
-  const std::uint32_t dst = v ^ ((v & 3u) << 2);
-  const bool same_row_or_col = dst % cluster_x == my_x || dst / cluster_x == my_y;
-  return {t % 8 == 0 && dst < cluster_x * cluster_y && same_row_or_col, dst};
-}
 
 // The ranks of the CTAs in a CTA's cluster column (same x: they share A tiles) and row (same
 // y: they share B tiles), as multicast masks.
@@ -72,7 +60,9 @@ class ClusterTmaPipeline {
     // The peers' consumers arrive on empty[s] and their multicasts complete full[s].
     if (fence) P::fence_mbarrier_init_release_cluster();
   }
-  MBCHECK_HD std::uint32_t consumer_arrivals() const { return (P::cluster_dim_x() + P::cluster_dim_y() - 1) * groups_; }
+  MBCHECK_HD std::uint32_t consumer_arrivals() const {
+    return (P::cluster_dim_x() + P::cluster_dim_y() - 1) * groups_ * (128u / P::warp_size());
+  }
 
   MBCHECK_HD Mbarrier<P> full(std::uint32_t s) const { return Mbarrier<P>(bars_[s]); }
   MBCHECK_HD Mbarrier<P> empty(std::uint32_t s) const { return Mbarrier<P>(bars_[Stages + s]); }
@@ -80,24 +70,37 @@ class ClusterTmaPipeline {
   // --- producer: one thread per CTA ------------------------------------------------------
   static MBCHECK_HD State producer_start() { return State(1u); }
   // Waits until every consumer that stage s of this CTA's multicasts reaches released it,
-  // then announces the stage's bytes on its own full barrier.
+  // then announces the stage's bytes on its own full barrier. The releases come from peer CTAs
+  // (.release.cluster): only an .acquire.cluster wait synchronizes with them (PTX ISA 8.7,
+  // morally strong), so that the consumers' reads of the stage come before the refill.
+  // (CUTLASS's ClusterBarrier::wait is .acquire.cta: its peers' reads are ordered before the
+  // refill only by the hardware, not by PTX.)
   MBCHECK_HD void producer_acquire(const State& st, std::uint32_t stage_bytes) const {
-    empty(st.index()).wait_parity(st.phase());
+    empty(st.index()).wait_parity_cluster(st.phase());
     full(st.index()).arrive_expect_tx(stage_bytes);
   }
   // Waits for the release of every stage in flight: the peers' last arrivals on this CTA's
   // empty barriers have happened, so the CTA may exit (its shared memory stays until then).
   MBCHECK_HD void producer_tail(State st) const {
-    for (int s = 0; s < Stages; ++s, ++st) empty(st.index()).wait_parity(st.phase());
+    for (int s = 0; s < Stages; ++s, ++st) empty(st.index()).wait_parity_cluster(st.phase());
   }
 
   // --- consumers ------------------------------------------------------------------------
   static MBCHECK_HD State consumer_start() { return State(0u); }
   MBCHECK_HD void consumer_wait(const State& st) const { full(st.index()).wait_parity(st.phase()); }
-  // Thread t (0..127) of a consumer warp group releases the stage on the empty barrier of
-  // the rank it signals, if it is a signalling thread.
-  MBCHECK_HD void consumer_release(const State& st, const ReleaseTarget& target) const {
-    P::mbarrier_arrive_cluster_if(bars_[Stages + st.index()], target.rank, target.signals);
+  // Every lane of a consumer warp calls it: the warp's reads of the stage are ordered before
+  // its lane 0's arrival on the empty barrier of each CTA in its row and column (.release
+  // .cluster; the producers wait at .acquire.cluster). `own_only`: no peer's barrier (a
+  // mutation, or a relay warp that skips its remote arrivals); `redirect_own`: each arrival
+  // meant for a peer made on the own CTA's barrier instead (a mutation).
+  MBCHECK_HD void consumer_release(const State& st, bool own_only = false, bool redirect_own = false) const {
+    P::syncwarp();
+    if (P::lane_idx() != 0) return;
+    const std::uint32_t cx = P::cluster_dim_x(), cy = P::cluster_dim_y();
+    const std::uint32_t x = P::cluster_ctaid_x(), y = P::cluster_ctaid_y(), me = P::cluster_ctarank();
+    for (std::uint32_t r = 0; r < cx * cy; ++r)
+      if ((r % cx == x || r / cx == y) && (r == me || !own_only))
+        P::mbarrier_arrive_cluster(bars_[Stages + st.index()], redirect_own ? me : r);
   }
 
  private:

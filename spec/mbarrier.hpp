@@ -75,6 +75,11 @@ class Mbarrier {
   MBCHECK_HD void wait_parity(std::uint32_t parity, CallSite site = CallSite::current()) const {
     MBCHECK_CALL_P(mbarrier_wait_parity_bit, *raw_, parity);
   }
+  // The same at .cluster scope (mbarrier.try_wait.parity.acquire.cluster): what a barrier that
+  // peer CTAs arrive on needs for their .release.cluster arrives to order anything before it.
+  MBCHECK_HD void wait_parity_cluster(std::uint32_t parity, CallSite site = CallSite::current()) const {
+    MBCHECK_CALL_P(mbarrier_wait_parity_bit_cluster, *raw_, parity);
+  }
   MBCHECK_HD bool test_wait_parity(std::uint32_t parity, CallSite site = CallSite::current()) const {
     MBCHECK_CALL_P(mbarrier_test_wait_parity_bit, *raw_, parity);
   }

@@ -46,9 +46,20 @@
 //                          cp.async.bulk.global.shared::cta.bulk_group (a TMA store)
 //   P::cp_async_bulk_commit_group()                             cp.async.bulk.commit_group
 //   P::cp_async_bulk_wait_group_read0()                         cp.async.bulk.wait_group.read 0
+//   P::cp_async_bulk_wait_group_read(N), P::cp_async_bulk_wait_group(N)   cp.async.bulk.wait_group
+//                          {.read} N; this and every other wait_group N of the contract
+//                          (cp_async_wait_group, wgmma_wait_group) takes N in 0..7 (an
+//                          immediate in PTX: another N is a misuse on the host, a trap on the GPU)
 //   P::fence_proxy_async_shared_cta()                           fence.proxy.async.shared::cta:
 //                          needed between a thread's ordinary stores to shared memory and
-//                          the async proxy (a TMA store) reading them
+//                          the async proxy (a TMA store) reading them; it orders accesses to
+//                          this CTA's shared memory only
+//   P::fence_proxy_async()                                      fence.proxy.async: the same for
+//                          every state space (global and shared memory)
+//   P::fence_proxy_async_global()                               fence.proxy.async.global: the same
+//                          for global memory (ordinary stores to global, then a TMA load of them)
+//   P::fence_proxy_async_shared_cluster()                       fence.proxy.async.shared::cluster:
+//                          the same for the shared memory of the cluster (this CTA's and peers')
 //   P::sync_threads()                                           __syncthreads (bar.sync 0)
 //   P::bar_sync(uint32_t id, uint32_t count)                    bar.sync id, count: named
 //                          barrier id (0..15) for count threads (a multiple of the warp
@@ -67,6 +78,11 @@
 //   P::mbarrier_complete_tx_cluster(Barrier&, rank, bytes)      mbarrier.complete_tx.relaxed.cluster
 //   P::mbarrier_arrive_expect_tx_cluster(Barrier&, bytes, rank) mbarrier.arrive.expect_tx.release
 //                          .cluster.shared::cluster (CUTLASS's arrive_and_expect_tx(bytes, cta_id))
+//   P::mbarrier_wait_parity_cluster(Barrier&, int64_t phase), P::mbarrier_wait_parity_bit_cluster(
+//                          Barrier&, uint32_t parity)           blocking waits (try_wait loops on
+//                          the device) with mbarrier.try_wait.parity.acquire.cluster.shared::cta:
+//                          the acquire at cluster scope that synchronizes with a peer's
+//                          .release.cluster arrive (the waits above are .acquire.cta)
 //   P::cp_async_bulk_global_to_shared_multicast(void* smem, const void* gmem, bytes, Barrier&,
 //                          uint16_t cta_mask)                   cp.async.bulk...multicast::cluster:
 //                          the bytes land at smem's offset in every CTA of the mask and complete_tx
@@ -82,27 +98,36 @@
 //   (no wait, no local arrive); a peer's use of a barrier before its init is visible is an
 //   "unfenced-init" misuse; a CTA that may exit while a peer still uses its shared memory
 //   (arrives, lands a multicast, loads, stores) is a "lifetime" bug.
-// Warp and warp-group collectives (rendezvous: no lane leaves before every lane of the mask,
-// or every thread of the warp group, reached it)
+// Warp and warp-group collectives: the lanes converge (none leaves before every non-exited
+// lane of the mask reached it); only __syncwarp orders memory among them (PTX: elect.sync,
+// shfl.sync and the wgmma instructions have no memory semantics; docs/semantics.md)
 //   P::syncwarp(mask)                                           __syncwarp / bar.warp.sync
 //   P::elect_sync(mask) -> bool                                 elect.sync: true in one lane (the
-//                          lowest of the mask)
+//                          lowest participating lane, as the GPU elects; PTX promises only the
+//                          same leader for the same mask)
 //   P::shfl_sync_idx(mask, uint32_t value, uint32_t src_lane) -> uint32_t   shfl.sync.idx.b32
+//                          with c = 0x1f (__shfl_sync): the source lane is src_lane & 31; a
+//                          source outside the mask or exited is undefined (a misuse on the host)
 //   P::wgmma_fence(), P::wgmma_commit_group(), P::wgmma_wait_group(N)   wgmma.fence /
-//                          commit_group / wait_group .sync.aligned across the warp group
+//                          commit_group / wait_group .sync.aligned: every thread of the warp
+//                          group executes the same sequence of them
 //   P::wgmma_mma_async(P::WgmmaAccumulator& acc, a, a_bytes, b, b_bytes)
 //                          wgmma.mma_async.sync.aligned with operands in shared memory (a:
 //                          nullptr for A in registers): the operands are read until the
 //                          wgmma.wait_group that retires its group, so a stage may be released
 //                          only after that wait (the host checks it as a race and does not do
-//                          the arithmetic; the device issues m64n8k16.f32.bf16.bf16 into acc,
-//                          reading 2 KiB of A and 256 B of B, no swizzle)
+//                          the arithmetic). k = b_bytes / 256 steps of m64n8k16.f32.bf16.bf16
+//                          into acc, each reading 256 B of B and (A in shared memory) 2 KiB of A,
+//                          no swizzle: b_bytes a multiple of 256, a_bytes 8 * b_bytes or 0 (other
+//                          sizes are a misuse on the host). Every thread of the warp group
+//                          issues it with the same operands (.aligned)
 //   P::wgmma_fence_operand(acc)   after the wait, before reading acc (CUTLASS's
 //                          warpgroup_fence_operand)
 //   P::nanosleep(ns)                                            __nanosleep (no effect on the host)
 // Thread identity
 //   P::thread_idx(), P::block_dim(), P::block_idx(), P::grid_dim(), P::warp_size(),
-//   P::warp_idx(), P::lane_idx(), P::elect_one() (true in exactly one lane of the warp)
+//   P::warp_idx(), P::lane_idx(), P::elect_one() (elect.sync over the whole warp: every lane
+//                          calls it, true in exactly one)
 //   P::shared_memory() -> unsigned char*: the CTA's dynamic shared memory (zero-filled on the
 //                          host, so a barrier read before init is seen as uninitialised)
 // Plain atomics on 64-bit words in shared or global memory (relaxed; each a scheduling point)
@@ -238,6 +263,9 @@ concept Platform = requires(typename P::Barrier& b, typename P::Token t, typenam
   P::cp_async_bulk_wait_group_read(n);
   P::cp_async_bulk_wait_group(n);
   P::fence_proxy_async_shared_cta();
+  P::fence_proxy_async();
+  P::fence_proxy_async_global();
+  P::fence_proxy_async_shared_cluster();
   // --- cp.async (non-bulk), its groups, cp.async.mbarrier.arrive{.noinc} --------------------
   P::cp_async(dst, src, n);
   P::cp_async_commit_group();
@@ -252,7 +280,8 @@ concept Platform = requires(typename P::Barrier& b, typename P::Token t, typenam
   { P::bar_red_popc(n, n, pred) } -> std::same_as<std::uint32_t>;
   { P::bar_red_and(n, n, pred) } -> std::same_as<bool>;
   { P::bar_red_or(n, n, pred) } -> std::same_as<bool>;
-  // --- clusters: %cluster_*, mapa, .shared::cluster arrive-on, multicast, barrier.cluster ---
+  // --- clusters: %cluster_*, mapa, .shared::cluster arrive-on, .acquire.cluster waits, -------
+  //     multicast, barrier.cluster
   { P::cluster_ctarank() } -> std::same_as<std::uint32_t>;
   { P::cluster_nctarank() } -> std::same_as<std::uint32_t>;
   { P::cluster_ctaid_x() } -> std::same_as<std::uint32_t>;
@@ -265,6 +294,8 @@ concept Platform = requires(typename P::Barrier& b, typename P::Token t, typenam
   P::mbarrier_arrive_cluster_if(b, n, pred);
   P::mbarrier_complete_tx_cluster(b, n, n);
   P::mbarrier_arrive_expect_tx_cluster(b, n, n);
+  P::mbarrier_wait_parity_cluster(b, phase);
+  P::mbarrier_wait_parity_bit_cluster(b, n);
   P::cp_async_bulk_global_to_shared_multicast(dst, src, n, b, mask);
   P::barrier_cluster_arrive();
   P::barrier_cluster_arrive_relaxed();

@@ -48,27 +48,41 @@ void init_for_peers(std::uint32_t count, bool fence = true, bool cluster_sync = 
   }
 }
 
-// Rank 0 writes a word into rank 1's shared memory (mapa) and arrives on rank 1's barrier 0;
-// rank 1 waits on it and reads the word.
-void remote_handoff(bool fence, bool cluster_sync, bool relaxed, bool consumer_waits = true) {
+// Rank 0 writes a word into rank 1's shared memory (mapa) and arrives on rank 1's barrier 0
+// (.release.cluster); rank 1 waits on it (.acquire.cluster, or the .cta default) and reads the word.
+void remote_handoff(bool fence, bool cluster_sync, bool relaxed, bool consumer_waits = true,
+                    bool cluster_scope = true) {
   init_for_peers(1, fence, cluster_sync, relaxed);
   if (P::thread_idx() != 0) return;
   if (P::cluster_ctarank() == 0) {
     P::store(P::map_shared_rank(smem_word(0), 1), std::int64_t{42});
     P::mbarrier_arrive_cluster(bar0(), 1);
   } else if (consumer_waits) {
-    P::mbarrier_wait_parity(bar0(), 0);
+    if (cluster_scope)
+      P::mbarrier_wait_parity_cluster(bar0(), 0);
+    else
+      P::mbarrier_wait_parity(bar0(), 0);
     P::check(P::load(smem_word(0)) == 42, "the peer's store");
   }
 }
 }  // namespace
 
 TEST_CASE("a remote arrive releases the peer's stores to the CTA that waits on its own barrier", "[cluster][explore]") {
-  FunctionProgram prog(cluster(2, 1, 1), [] { remote_handoff(true, true, true); });
-  const ExploreResult r = explore_all(prog);
-  CHECK_FALSE(r.bug);
-  CHECK(r.stats.complete);
-  CHECK(r.stats.executions == 1);
+  SECTION("to a wait at .cluster scope") {
+    FunctionProgram prog(cluster(2, 1, 1), [] { remote_handoff(true, true, true); });
+    const ExploreResult r = explore_all(prog);
+    CHECK_FALSE(r.bug);
+    CHECK(r.stats.complete);
+    CHECK(r.stats.executions == 1);
+  }
+  SECTION("not to a wait at .cta scope: PTX's scopes make them not morally strong, a race") {
+    // PTX ISA 9.1, 8.7: synchronizing needs "each operation ... specifies a scope that includes
+    // the thread executing the other operation"; a .cta acquire does not include rank 0's thread.
+    FunctionProgram prog(cluster(2, 1, 1), [] { remote_handoff(true, true, true, true, false); });
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->verdict == Verdict::race);
+  }
 }
 
 TEST_CASE("a peer may use a barrier only once its init is visible to the cluster", "[cluster][misuse]") {
@@ -123,7 +137,7 @@ TEST_CASE("a peer's complete_tx completes the phase but releases nothing", "[clu
         if (arrive_too) P::mbarrier_arrive_cluster(bar0(), 1);
       } else {
         P::mbarrier_arrive_expect_tx(bar0(), 16);
-        P::mbarrier_wait_parity(bar0(), 0);
+        P::mbarrier_wait_parity_cluster(bar0(), 0);
         (void)P::load(smem_word(0));
       }
     };

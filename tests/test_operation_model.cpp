@@ -141,7 +141,14 @@ TEST_CASE("a deadlock in elect.sync is named elect.sync", "[ops][collective]") {
   shape.threads_per_cta = 4;
   shape.smem_bytes = 2048;
   FunctionProgram prog(shape, [] {
-    if (P::lane_idx() != 3) P::elect_sync(0xF);
+    if (P::thread_idx() == 0) smem_bar(0).init(1);
+    P::sync_threads();
+    if (P::lane_idx() != 3) {
+      P::elect_sync(0xF);
+      smem_bar(0).arrive();
+    } else {
+      smem_bar(0).wait(0);  // lane 3 has not exited: the others wait for it at elect.sync
+    }
   });
   const ExploreResult r = explore_all(prog);
   REQUIRE(r.bug);
@@ -191,12 +198,12 @@ namespace {
 // wgmma on it, and thread 0 releases it (empty, barrier 1) for the next fill. `groups`
 // MMAs per round, each committed in its own group; the release comes after
 // wgmma.wait_group(`pending`) (pending < 0: before any wait_group, as if warpgroup_wait were
-// forgotten). The stage is `groups` operand tiles of 64 bytes.
+// forgotten). The stage is two B operand tiles of 256 bytes (one m64n8k16 step each).
 enum class Release { after_wait_0, before_wait, after_wait_1 };
 void wgmma_stage_protocol(Release release) {
-  static std::int64_t source[2][16];
+  alignas(16) static std::int64_t source[2][64];
   const std::uint32_t me = P::thread_idx();
-  unsigned char* stage = P::shared_memory() + 1024;  // two 64-byte operand tiles
+  unsigned char* stage = P::shared_memory() + 1024;  // two 256-byte operand tiles
   if (me == 0) {
     smem_bar(0).init(1);
     smem_bar(1).init(1);
@@ -205,17 +212,17 @@ void wgmma_stage_protocol(Release release) {
   if (me == 128) {
     for (int round = 0; round < 2; ++round) {
       if (round > 0) smem_bar(1).wait(round - 1);
-      smem_bar(0).arrive_expect_tx(128);
-      P::cp_async_bulk_global_to_shared(stage, source[round], 128, smem_bar(0).raw());
+      smem_bar(0).arrive_expect_tx(512);
+      P::cp_async_bulk_global_to_shared(stage, source[round], 512, smem_bar(0).raw());
     }
   } else if (me < 128) {
     P::WgmmaAccumulator acc;
     for (int round = 0; round < 2; ++round) {
       smem_bar(0).wait(round);
       P::wgmma_fence();
-      P::wgmma_mma_async(acc, nullptr, 0, stage, 64);
+      P::wgmma_mma_async(acc, nullptr, 0, stage, 256);
       P::wgmma_commit_group();
-      P::wgmma_mma_async(acc, nullptr, 0, stage + 64, 64);
+      P::wgmma_mma_async(acc, nullptr, 0, stage + 256, 256);
       P::wgmma_commit_group();
       if (release == Release::after_wait_0) P::wgmma_wait_group(0);
       if (release == Release::after_wait_1) P::wgmma_wait_group(1);  // the newest group still reads
@@ -265,7 +272,7 @@ TEST_CASE("a wgmma reading what a thread stored needs fence.proxy.async", "[ops]
     if (P::thread_idx() < 128) {
       P::WgmmaAccumulator acc;
       P::wgmma_fence();
-      P::wgmma_mma_async(acc, nullptr, 0, tile, 64);
+      P::wgmma_mma_async(acc, nullptr, 0, tile, 256);
       P::wgmma_commit_group();
       P::wgmma_wait_group(0);
     }

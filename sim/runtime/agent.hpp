@@ -121,6 +121,9 @@ struct Agent : AgentState {
   std::vector<AgentId> cp_async_issued;
   std::vector<AgentId> cp_async_arrivers;
   std::vector<AgentId> tracked;
+  // A bulk store's write agent: the bytes its read agent read (the source may be reused once
+  // cp.async.bulk.wait_group.read saw the read, before the write lands).
+  std::vector<unsigned char> staged;
   // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
   // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
   sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise

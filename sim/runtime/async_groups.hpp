@@ -15,6 +15,8 @@
 
 namespace mbcheck::sim {
 
+inline constexpr std::uint32_t kMaxWaitGroupN = 7;  // wait_group N: 0..7 on both backends
+
 struct AsyncGroups {
   std::vector<AgentId> uncommitted;        // issued since the last commit_group
   std::vector<std::uint32_t> outstanding;  // per committed group: members not yet done

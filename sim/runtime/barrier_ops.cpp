@@ -52,7 +52,9 @@ Runtime::BarrierEffect Runtime::apply_barrier_op(Agent& a, const Op& op, AgentId
   if (count_down_records_ && bar.id >= 1 && bar.id <= n_barriers_) count_down(a, bar, row.effect, r);
   // The row's memory-order role: what the operation publishes to the phase's waiters.
   switch (row.order) {
-    case Order::release: races_.release(a.id, bar.id, r.phase_before); break;
+    case Order::release:  // a peer's .release.cluster arrive reaches only .cluster acquires
+      races_.release(a.id, bar.id, r.phase_before, a.cta != barriers_[bar.id - 1].cta);
+      break;
     case Order::release_own: races_.release_own(a.id, bar.id, r.phase_before); break;
     case Order::release_tracked:
       for (AgentId t : a.tracked) races_.release_own(t, bar.id, r.phase_before);  // the copies' writes only
@@ -96,7 +98,7 @@ MbarrierToken Runtime::barrier_op(OpKind kind, MbarrierState& bar, std::int64_t 
 // ---------------------------------------------------------------------------------------
 // waits and polls
 
-void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
+void Runtime::wait(MbarrierState& bar, std::int64_t phase, Acquire acquire) {
   info(bar);
   if (!schedule_point(OpKind::wait, &bar, phase, false, take_parity_next())) return;
   phase = current_->op.arg;  // by phase bit: resolved again if the barrier was re-initialised meanwhile
@@ -105,9 +107,27 @@ void Runtime::wait(MbarrierState& bar, std::int64_t phase) {
     // Enabled means complete (or a misuse, which throws); anything else is a runtime bug.
     if (!bar.test_wait_parity(phase)) throw std::logic_error("mbcheck: a blocked wait was scheduled");
   });
-  races_.acquire(current_->id, bar.id, phase);
+  if (acquire != Acquire::none) races_.acquire(current_->id, bar.id, phase, acquire == Acquire::cluster);
   record(*current_, &bar);
   observe(current_->id, current_->op, bar.phase, false, true);
+}
+
+// mbarrier.try_wait with a state token, in a loop: the token must come from an arrive on this
+// barrier (PTX: "returned by an mbarrier.arrive instruction on the same mbarrier object"), as
+// test_wait/try_wait check it (MbarrierState::test_wait); a blocking wait would otherwise wait
+// for the token's phase number on whichever barrier it is given.
+void Runtime::wait_token(MbarrierState& bar, const MbarrierToken& token) {
+  info(bar);
+  if (over_ || !current_) return;
+  if (token.barrier_id != bar.id) {
+    if (!schedule_point(OpKind::try_wait, &bar, token.phase)) return;  // a poll: always enabled
+    perform([&]() -> void {
+      throw MisuseError(MisuseKind::bad_token, token.barrier_id == 0 ? "wait with a state token that no arrive returned"
+                                                                     : "wait with a state token from another mbarrier");
+    });
+    return;
+  }
+  wait(bar, token.phase);
 }
 
 bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token) {

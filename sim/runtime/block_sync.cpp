@@ -72,12 +72,53 @@ void Runtime::block_barrier(std::uint32_t count, bool sync) {
     double_block_arrival(a);
     throw Aborted{};
   }
+  if (block_red_mixes(a, false)) throw Aborted{};
   races_.block_arrive(a.id, a.cta);
   cta.block_arrivals.push_back({a.id, steps_});
   cta.in_generation[a.thread] = 1;
   record(a, nullptr);
   observe(a.id, a.op);  // before the release: the search reads the generation before this one
   release_block_if_complete(a.cta);
+}
+
+// bar.red 0 over all the threads (__syncthreads_count, __syncthreads_and/or): a waiter of
+// barrier 0 whose predicate the generation's release counts. Only waiters reduce: a generation
+// mixing it with sync_threads, bar.sync 0 or bar.arrive 0 is "unpredictable" (PTX ISA 9.1,
+// 9.7.13.1), a misuse at the arrival that mixes them.
+std::uint32_t Runtime::block_reduce(std::uint32_t count, const RedArrival& red) {
+  if (over_ || !current_) return 0;
+  Agent& a = *current_;
+  if (!block_count_agrees(a, "bar.red 0", count)) throw Aborted{};
+  ctas_[a.cta].block_pred[a.thread] = red.pred ? 1 : 0;  // read at the release (the thread waits until then)
+  if (!schedule_point(OpKind::block_red, nullptr, count)) return 0;
+  record(a, nullptr);
+  observe(a.id, a.op);
+  // The generation that released this thread is the last released: the next cannot complete
+  // before this thread arrives at it.
+  const CtaInfo& cta = ctas_[a.cta];
+  switch (red.op) {
+    case BarReduction::popc: return cta.block_red_true;
+    case BarReduction::all: return cta.block_red_true == cta.block_red_all ? 1 : 0;
+    case BarReduction::any: return cta.block_red_true > 0 ? 1 : 0;
+  }
+  return 0;
+}
+
+// Whether a waiter or arrival of barrier 0 mixes bar.red with the other forms in its generation.
+bool Runtime::block_red_mixes(Agent& a, bool reduces) {
+  CtaInfo& cta = ctas_[a.cta];
+  const std::uint8_t kind = reduces ? 1 : 2;
+  if (cta.block_red_mix == 0 || cta.block_red_mix == kind) {
+    cta.block_red_mix = kind;
+    return false;
+  }
+  end(Verdict::misuse,
+      fmt::format("{}: {} in a generation of barrier 0 that has {} arrivals: bar.red \"should not be intermixed with "
+                  "barrier{{.cta}}.sync or barrier{{.cta}}.arrive using the same active barrier\" (PTX: unpredictable)",
+                  describe_agent(a.id), describe_op(a), reduces ? "sync_threads/bar.sync/bar.arrive" : "bar.red"),
+      MisuseKind::named_barrier);
+  outcome_.culprits = {a.id};
+  return true;
 }
 
 void Runtime::double_block_arrival(Agent& a) {
@@ -93,6 +134,7 @@ void Runtime::double_block_arrival(Agent& a) {
 void Runtime::block_wait_arrive(Agent& a) {
   CtaInfo& cta = ctas_[a.cta];
   if (block_arrived(cta, a.id)) return double_block_arrival(a);
+  if (block_red_mixes(a, a.op.kind == OpKind::block_red)) return;
   cta.at_sync.push_back(a.id);
   cta.in_generation[a.thread] = 1;
   if (a.op.kind == OpKind::block_sync) cta.all_threads_form = true;
@@ -124,6 +166,14 @@ void Runtime::release_block_if_complete(std::uint32_t cta_index) {
   if (!block_generation_complete(cta_index)) return;
   CtaInfo& cta = ctas_[cta_index];
   cta.release_step = steps_;
+  if (cta.block_red_mix == 1) {  // a bar.red generation: its reduction, read by each waiter as it resumes
+    cta.block_red_true = cta.block_red_all = 0;
+    for (AgentId id : cta.at_sync) {
+      cta.block_red_true += static_cast<std::uint32_t>(cta.block_pred[agent_at_[id]->thread]);
+      ++cta.block_red_all;
+    }
+  }
+  cta.block_red_mix = 0;
   races_.join_all(cta.at_sync, cta_index);
   for (AgentId id : cta.at_sync) {
     add_enabled(*agent_at_[id]);

@@ -68,7 +68,38 @@ void Runtime::check_bulk_copy(const char* what, const void* dst, const void* src
   });
 }
 
-Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first) {
+// The state spaces of a bulk copy's operands (PTX ISA 9.1, 9.7.9.25.4.1: the .dst and .src
+// qualifiers name them; a generic address outside the named window is undefined): global
+// memory, this CTA's shared memory (.shared::cta), or any CTA's of its cluster (.shared::cluster,
+// the destination and the mbarrier of a copy into shared memory).
+void Runtime::check_spaces(const char* what, const void* dst, Space dst_space, const void* src, Space src_space,
+                           const MbarrierState* bar) {
+  perform([&] {
+    const Agent& me = *current_;
+    const std::uint32_t size = shape_.cluster_size();
+    auto check = [&](const void* p, Space want, const char* role) {
+      const std::int64_t cta = cta_of(p, me.cta);
+      const bool ok = want == Space::global       ? cta < 0
+                      : want == Space::own_shared ? cta == static_cast<std::int64_t>(me.cta)
+                                                  : cta >= 0 && static_cast<std::uint32_t>(cta) / size == me.cta / size;
+      if (!ok)
+        throw MisuseError(MisuseKind::state_space,
+                          fmt::format("{}: its {} {} is {}, not {}", what, role, describe_address(p),
+                                      cta < 0         ? std::string("global memory")
+                                      : cta == me.cta ? std::string("this CTA's shared memory")
+                                                      : fmt::format("cta {}'s shared memory", cta),
+                                      want == Space::global       ? "global memory"
+                                      : want == Space::own_shared ? "this CTA's shared memory (.shared::cta)"
+                                                                  : "shared memory of its cluster (.shared::cluster)"));
+    };
+    check(dst, dst_space, "destination");
+    check(src, src_space, "source");
+    if (bar) check(bar, Space::cluster_shared, "mbarrier");
+  });
+}
+
+Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first,
+                                 const Agent* after) {
   Agent& c = new_agent();
   c.kind = Agent::Kind::copy;
   c.cta = issuer.cta;
@@ -80,7 +111,7 @@ Agent& Runtime::spawn_copy_agent(Agent& issuer, void* dst, const void* src, std:
   c.total = bytes;
   copy_op(c.op, first);
   c.site = issuer.site;
-  races_.add_agent(c.id, issuer.id);  // the copy starts after everything its issuer did
+  races_.add_agent(c.id, after ? after->id : issuer.id);  // the copy starts after everything its issuer did
   add_enabled(c);
   return c;
 }
@@ -94,6 +125,7 @@ void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t byte
   info(bar);
   if (!schedule_point(OpKind::bulk_copy, &bar, bytes)) return;
   check_bulk_copy("cp.async.bulk", smem_dst, gmem_src, bytes);
+  check_spaces("cp.async.bulk.shared::cluster.global", smem_dst, Space::cluster_shared, gmem_src, Space::global, &bar);
   Agent& issuer = *current_;
   record(issuer, &bar);
   const std::uint32_t piece = copy_piece_bytes(bytes);
@@ -109,9 +141,10 @@ void Runtime::bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t byte
 void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes) {
   if (!schedule_point(OpKind::bulk_store, nullptr, bytes)) return;
   check_bulk_copy("cp.async.bulk store", gmem_dst, smem_src, bytes);
+  check_spaces("cp.async.bulk.global.shared::cta", gmem_dst, Space::global, smem_src, Space::own_shared, nullptr);
   Agent& issuer = *current_;
   record(issuer, nullptr);
-  Agent& c = spawn_copy_agent(issuer, gmem_dst, smem_src, bytes, {OpKind::store_land, nullptr, bytes});
+  Agent& c = spawn_copy_agent(issuer, gmem_dst, smem_src, bytes, {OpKind::store_read, nullptr, bytes});
   add_group_member(issuer, c, GroupKind::bulk_store);
   observe_with([&] {
     StepInfo step{issuer.id, issuer.op};
@@ -120,8 +153,8 @@ void Runtime::bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t byt
   });
 }
 
-void Runtime::fence_proxy_async() {
-  if (!over_ && current_) races_.fence_async(current_->id);
+void Runtime::fence_proxy_async(FenceSpaces spaces) {
+  if (!over_ && current_) races_.fence_async(current_->id, spaces);
 }
 
 }  // namespace mbcheck::sim

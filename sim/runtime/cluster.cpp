@@ -167,6 +167,8 @@ void Runtime::bulk_copy_multicast(void* smem_dst, const void* gmem_src, std::uin
   op.expected = cta_mask;
   if (!schedule_point(op)) return;
   check_bulk_copy("cp.async.bulk multicast", smem_dst, gmem_src, bytes);
+  check_spaces("cp.async.bulk.shared::cluster.global.multicast::cluster", smem_dst, Space::cluster_shared, gmem_src,
+               Space::global, &bar);
   Agent& issuer = *current_;
   const std::uint32_t size = shape_.cluster_size();
   perform([&] {
@@ -254,7 +256,7 @@ void Runtime::cluster_arrive(bool relaxed) {
   if (relaxed) {
     races_.release_knowledge(a.id, bar.id, phase_before);
   } else {
-    races_.release(a.id, bar.id, phase_before);
+    races_.release(a.id, bar.id, phase_before, /*remote=*/true);  // .release.cluster: for the cluster's waits
   }
   barrier_changed(bar, done);
   record(a, &bar);
@@ -275,7 +277,7 @@ void Runtime::cluster_wait() {
   }
   const std::int64_t phase = a.cluster_arrived;
   a.cluster_arrived = -1;
-  wait(bar, phase);
+  wait(bar, phase, Acquire::cluster);  // barrier.cluster.wait: .acquire at cluster scope
 }
 
 void Runtime::cluster_barrier_exit() {

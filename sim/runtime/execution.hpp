@@ -109,6 +109,11 @@ struct LaunchShape {
   // rank c % size of cluster c / size, at (rank % cluster_x, rank / cluster_x) in it.
   std::uint32_t cluster_x = 1, cluster_y = 1;
   std::uint32_t cluster_size() const { return cluster_x * cluster_y; }
+  // wgmma.fence / mma_async / commit_group / wait_group: `.sync` makes the executing thread
+  // wait for its warp (PTX ISA 9.1, 9.7.15.5.2, 9.7.15.7), so by default a warp converges
+  // alone. True: the whole warp group converges at each, as the H200 was measured to do
+  // (device/RESULTS.md): a mode, since PTX does not promise it.
+  bool warpgroup_converges = false;
 };
 // Why `shape` cannot be launched (a cluster that does not divide the grid, ...), or nullopt.
 std::optional<std::string> launch_shape_error(const LaunchShape& shape);

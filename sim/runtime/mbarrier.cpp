@@ -24,6 +24,9 @@ std::string_view to_string(MisuseKind kind) {
     case MisuseKind::cluster: return "cluster";
     case MisuseKind::unfenced_init: return "unfenced-init";
     case MisuseKind::collective: return "collective";
+    case MisuseKind::divergent: return "divergent";
+    case MisuseKind::operand_range: return "operand-range";
+    case MisuseKind::state_space: return "state-space";
   }
   return "?";
 }

@@ -38,10 +38,18 @@ enum class MisuseKind : std::uint8_t {
                          // barrier.cluster.arrive twice or wait with no arrive
   unfenced_init,         // a peer CTA uses a barrier before its init is visible to the cluster
                          // (fence.mbarrier_init.release.cluster, then a cluster barrier)
-  collective,            // __syncwarp/elect.sync/shfl.sync mask without the calling lane or with
-                         // lanes outside its warp; a warp-group instruction in a partial group
+  collective,            // __syncwarp/elect.sync/shfl.sync mask without the calling lane, a shfl
+                         // source lane outside the mask or exited; a warp-group instruction in a
+                         // partial group, or not executed by every thread of the group (.aligned)
+  divergent,             // an .aligned instruction (bar.*, __syncthreads) reached by the lanes of
+                         // one warp at different instructions (id, count, kind or call site)
+  operand_range,         // an operand outside the contract's range: wait_group N past 7, wgmma
+                         // operand sizes that are not whole m64n8k16 steps
+  state_space,           // an address outside the state space the instruction names: a bulk
+                         // store's source outside this CTA's shared memory, a bulk copy's
+                         // destination or barrier outside the cluster's, a global source in smem
 };
-inline constexpr MisuseKind kLastMisuseKind = MisuseKind::collective;
+inline constexpr MisuseKind kLastMisuseKind = MisuseKind::state_space;
 
 std::string_view to_string(MisuseKind kind);
 

@@ -47,6 +47,22 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   } else {
     observe(step);
   }
+  // An atomic is an access like any other (PTX: atom on a peer's shared memory is a
+  // .shared::cluster access while that CTA lives; a plain access racing it is a race), except
+  // that atomics never race one another.
+  if (shape_.cluster_size() > 1 && !cluster_access_allowed(addr, step.wrote)) [[unlikely]]
+    throw Aborted{};
+  {
+    const std::int64_t cta = step.wrote ? cta_of(addr, a.cta) : a.cta;
+    const MemorySpace space = cta < 0                                    ? MemorySpace::global
+                              : static_cast<std::uint32_t>(cta) == a.cta ? MemorySpace::own_shared
+                                                                         : MemorySpace::peer_shared;
+    if (auto race = races_.access(a.id, addr, sizeof(std::int64_t), step.wrote, false, site_id(a.site), space, true))
+        [[unlikely]] {
+      end_race(*race);
+      throw Aborted{};
+    }
+  }
   if (step.wrote && !read_awaiters_.empty()) atomic_written(addr);
   return step.value;
 }
@@ -148,11 +164,15 @@ std::string Runtime::describe_address(const void* addr) const {
 void Runtime::end_race(const RaceDetector::Race& race) {
   auto what = [](bool writes) { return writes ? "writes" : "reads"; };
   if (race.missing_fence) {
+    // The fences that cover the write (fence_covers): name the narrowest.
+    const char* fence = race.written_space == MemorySpace::global        ? "fence.proxy.async.global"
+                        : race.written_space == MemorySpace::peer_shared ? "fence.proxy.async.shared::cluster"
+                                                                         : "fence.proxy.async.shared::cta";
     end(Verdict::race,
         fmt::format("missing fence.proxy.async: {} reads {} with the async proxy (step {}), but {} wrote it with an "
-                    "ordinary store (step {}) and ran no fence.proxy.async after that",
+                    "ordinary store (step {}) and ran no {} (or fence.proxy.async) after that",
                     describe_agent(race.second), describe_address(race.address), race.second_step,
-                    describe_agent(race.first), race.first_step));
+                    describe_agent(race.first), race.first_step, fence));
     outcome_.culprits = {race.first, race.second};
     outcome_.located = {
         located(sites_[race.second_site],
@@ -226,7 +246,15 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write, const
     if (std::uncaught_exceptions() == 0) throw Aborted{};
     return;
   }
-  if (auto race = races_.access(current_->id, addr, bytes, write, false, site_id(site))) [[unlikely]] {
+  // A write's state space relative to its writer decides which fence.proxy.async covers it.
+  MemorySpace space = MemorySpace::own_shared;
+  if (write) {
+    const std::int64_t cta = cta_of(addr, current_->cta);
+    space = cta < 0                                            ? MemorySpace::global
+            : static_cast<std::uint32_t>(cta) == current_->cta ? MemorySpace::own_shared
+                                                               : MemorySpace::peer_shared;
+  }
+  if (auto race = races_.access(current_->id, addr, bytes, write, false, site_id(site), space)) [[unlikely]] {
     end_race(*race);
     if (std::uncaught_exceptions() == 0) throw Aborted{};
   }

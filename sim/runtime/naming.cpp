@@ -111,6 +111,9 @@ std::string Runtime::describe_op(const Agent& a) const {
       return fmt::format("lands {} B ({}/{}) -> complete_tx {}", op.arg, a.copied + op.arg, a.total, bar);
     case OpKind::bulk_wait_read:
       return fmt::format("cp.async.bulk.wait_group.read {} ({} stores still reading)", op.arg, waited_for(a, op));
+    case OpKind::bulk_wait:
+      return fmt::format("cp.async.bulk.wait_group {} ({} store reads and writes still in flight)", op.arg,
+                         waited_for(a, op));
     case OpKind::cp_async_wait:
       return fmt::format("cp.async.wait_group {} ({} copies still in flight)", op.arg, waited_for(a, op));
     case OpKind::wgmma_wait:

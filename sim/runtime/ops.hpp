@@ -49,8 +49,11 @@ enum class Dependence : std::uint8_t {
 
 // The per-thread (wgmma: per warp group) async-group families: members issued, committed by
 // a commit_group, waited for by a wait_group (sim/runtime/async_groups.hpp).
-enum class GroupKind : std::uint8_t { none, bulk_store, cp_async, wgmma };
-inline constexpr std::size_t kGroupKinds = 3;  // without none
+// A bulk store is two members: its read of shared memory (bulk_store: what wait_group.read
+// waits for) and its write of global memory (bulk_store_write: what the full wait_group also
+// waits for), committed into groups of the same index by one commit_group.
+enum class GroupKind : std::uint8_t { none, bulk_store, cp_async, wgmma, bulk_store_write };
+inline constexpr std::size_t kGroupKinds = 4;  // without none
 inline constexpr std::size_t group_index(GroupKind g) { return static_cast<std::size_t>(g) - 1; }
 
 enum class OpKind : std::uint8_t {

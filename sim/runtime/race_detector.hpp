@@ -15,6 +15,7 @@
 #include <atomic>
 #include <algorithm>
 #include <climits>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,13 +28,30 @@
 
 namespace mbcheck::sim {
 
+// Where a generic write went, relative to its writer: which fence.proxy.async covers it (PTX ISA
+// 9.1, 9.7.13.4: "The memory ordering is limited only to operations performed on objects in
+// the state space specified"): its own CTA's shared memory (.shared::cta, and .shared::cluster,
+// whose window holds it), a peer CTA's (.shared::cluster), or global memory (.global). The
+// fence with no state space covers all three.
+enum class MemorySpace : std::uint8_t { own_shared, peer_shared, global };
+inline constexpr std::size_t kMemorySpaces = 3;
+using FenceSpaces = std::uint8_t;  // bit (1 << MemorySpace): the spaces a fence covers
+inline constexpr FenceSpaces fence_covers(MemorySpace s) {
+  return static_cast<FenceSpaces>(1u << static_cast<unsigned>(s));
+}
+inline constexpr FenceSpaces kFenceSharedCta = fence_covers(MemorySpace::own_shared);
+inline constexpr FenceSpaces kFenceSharedCluster = kFenceSharedCta | fence_covers(MemorySpace::peer_shared);
+inline constexpr FenceSpaces kFenceGlobal = fence_covers(MemorySpace::global);
+inline constexpr FenceSpaces kFenceAll = kFenceSharedCluster | kFenceGlobal;
+
 struct DataRace {
   AgentId first = ~0u, second = ~0u;
   bool first_writes = false, second_writes = false;
   std::uint32_t first_step = 0, second_step = 0;
   std::uint32_t first_site = 0, second_site = 0;  // the accesses' source lines (Runtime::site_id; 0: unknown)
   const void* address = nullptr;
-  bool missing_fence = false;  // ordered, but the writer never ran fence.proxy.async after it
+  bool missing_fence = false;                           // ordered, but the writer never ran fence.proxy.async after it
+  MemorySpace written_space = MemorySpace::own_shared;  // missing_fence: where the write went
 };
 
 namespace race_shadow {
@@ -42,8 +60,10 @@ struct Epoch {
   AgentId agent = ~0u;  // ~0u: none
   std::uint32_t clock = 0;
   std::uint32_t step = 0;
-  std::uint32_t site = 0;  // its source line (0: unknown)
-  bool async = false;      // made by the async proxy
+  std::uint32_t site = 0;                       // its source line (0: unknown)
+  bool async = false;                           // made by the async proxy
+  MemorySpace space = MemorySpace::own_shared;  // a generic write: where it went (fence_covers)
+  bool atomic = false;                          // an atomic: two of them on a word never race
 };
 // Shadow state of one 4-byte word. Valid only when `generation` is the current one, so
 // a new execution starts clean without clearing memory.
@@ -94,16 +114,21 @@ class RaceDetectorCore {
     ++clocks_[a].at(a);
     step_[a] = static_cast<std::uint32_t>(step);
   }
-  void release(AgentId a, std::uint32_t barrier, std::int64_t phase);
+  // Scopes (PTX ISA 9.1, 8.7: a release and an acquire synchronize only if "each operation is
+  // strong and specifies a scope that includes the thread executing the other operation"): a
+  // `remote` release is one by a thread of another CTA than the barrier's (a .release.cluster
+  // arrive of a peer); only an acquire at .cluster scope (`cluster`) joins it. Releases by the
+  // barrier's own CTA, and the complete_tx of a copy landing in it, reach every acquire.
+  void release(AgentId a, std::uint32_t barrier, std::int64_t phase, bool remote = false);
   // Releases only what `a` itself did (a copy landing: its own writes, not its issuer's past).
   void release_own(AgentId a, std::uint32_t barrier, std::int64_t phase);
-  void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase);
+  void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase, bool cluster = false);
   // Barrier 0 of a CTA (sync_threads, bar.sync / bar.arrive 0 over all its threads): an
   // arrive-only thread's past goes into the generation (`key`: the CTA); at the release every
   // waiter joins the waiters' and those arrivals' clocks.
   void block_arrive(AgentId a, std::uint32_t key);
   void join_all(const std::vector<AgentId>& agents, std::uint32_t key);
-  void fence_async(AgentId a);  // fence.proxy.async by a
+  void fence_async(AgentId a, FenceSpaces spaces);  // fence.proxy.async{.space} by a
   // Async-groups, per owner and family (sim/runtime/async_groups.hpp): `member` of group
   // `group` of `owner` is done (~0u: not committed yet).
   void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group);
@@ -140,6 +165,11 @@ class RaceDetectorCore {
   // Without it a release or an acquire joins clocks alone.
   void track_knowledge(bool on) { track_knowledge_ = on; }
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase);
+  // A convergence that orders no memory (elect.sync, shfl.sync, wgmma's, a bar instruction's
+  // warp round) still lines its lanes up: the phases one lane knows complete are facts of the
+  // execution's order that the others may read their phase bits against (no clock, no init
+  // fact: those are memory order). `arriving`: into the round's slot; else out of it.
+  void converge_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase, bool arriving);
   std::uint32_t now(AgentId a) const { return clocks_[a][a]; }  // a's current epoch
   // Entry `of` of a's clock: the newest epoch of `of` ordered before a's present.
   std::uint32_t entry(AgentId a, AgentId of) const { return a < clocks_.size() ? clocks_[a][of] : 0; }
@@ -153,7 +183,7 @@ class RaceDetectorCore {
   // first race it completes.
   // `site` names the access's source line (an id the runtime keeps; 0: unknown).
   std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write, bool async = false,
-                             std::uint32_t site = 0);
+                             std::uint32_t site = 0, MemorySpace space = MemorySpace::own_shared, bool atomic = false);
 
  private:
   using VClock = Clock;
@@ -235,6 +265,7 @@ class RaceDetectorCore {
     std::int64_t phase[kSlots] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN,
                                   INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
     VClock clock[kSlots];
+    VClock remote[kSlots];  // releases by other CTAs' threads: for .cluster-scope acquires only
     Knowledge known[kSlots];
     static int slot(std::int64_t p) { return static_cast<int>(p & (kSlots - 1)); }
   };
@@ -270,7 +301,8 @@ class RaceDetectorCore {
   std::uint32_t wraps_seen_ = 0;          // that counter's wraps when this detector's pages were last valid
   std::vector<std::vector<Epoch>> shared_reads_;
   std::vector<std::pair<VClock, Knowledge>> block_arrivals_;  // per CTA: this generation's bar.arrive 0
-  std::vector<std::uint32_t> fenced_;  // per agent: its generic writes up to this epoch are fenced
+  // per agent and MemorySpace: its generic writes there up to this epoch are fenced
+  std::vector<std::array<std::uint32_t, kMemorySpaces>> fenced_;
   // per kind, issuing thread and async-group: the join of its done members' clocks
   std::vector<std::vector<VClock>> groups_done_[kGroupKinds];
   std::vector<VClock> done_uncommitted_[kGroupKinds];  // per family and owner: done before their commit
@@ -334,14 +366,14 @@ class RaceDetector {
   void tick(AgentId a, std::uint64_t step) {
     with([&](auto& d) { d.tick(a, step); });
   }
-  void release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
-    with([&](auto& d) { d.release(a, barrier, phase); });
+  void release(AgentId a, std::uint32_t barrier, std::int64_t phase, bool remote = false) {
+    with([&](auto& d) { d.release(a, barrier, phase, remote); });
   }
   void release_own(AgentId a, std::uint32_t barrier, std::int64_t phase) {
     with([&](auto& d) { d.release_own(a, barrier, phase); });
   }
-  void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
-    with([&](auto& d) { d.acquire(a, barrier, phase); });
+  void acquire(AgentId a, std::uint32_t barrier, std::int64_t phase, bool cluster = false) {
+    with([&](auto& d) { d.acquire(a, barrier, phase, cluster); });
   }
   void block_arrive(AgentId a, std::uint32_t key) {
     with([&](auto& d) { d.block_arrive(a, key); });
@@ -349,8 +381,8 @@ class RaceDetector {
   void join_all(const std::vector<AgentId>& agents, std::uint32_t key) {
     with([&](auto& d) { d.join_all(agents, key); });
   }
-  void fence_async(AgentId a) {
-    with([&](auto& d) { d.fence_async(a); });
+  void fence_async(AgentId a, FenceSpaces spaces) {
+    with([&](auto& d) { d.fence_async(a, spaces); });
   }
   void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group) {
     with([&](auto& d) { d.group_member_done(member, owner, kind, group); });
@@ -384,6 +416,9 @@ class RaceDetector {
   void release_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase) {
     with([&](auto& d) { d.release_knowledge(a, barrier, phase); });
   }
+  void converge_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase, bool arriving) {
+    with([&](auto& d) { d.converge_knowledge(a, barrier, phase, arriving); });
+  }
   std::uint32_t now(AgentId a) const {
     return with([&](const auto& d) { return d.now(a); });
   }
@@ -397,8 +432,8 @@ class RaceDetector {
     return with([&](const auto& d) { return d.before_exit(cta, agent, clock); });
   }
   std::optional<Race> access(AgentId a, const void* addr, std::size_t bytes, bool write, bool async = false,
-                             std::uint32_t site = 0) {
-    return with([&](auto& d) { return d.access(a, addr, bytes, write, async, site); });
+                             std::uint32_t site = 0, MemorySpace space = MemorySpace::own_shared, bool atomic = false) {
+    return with([&](auto& d) { return d.access(a, addr, bytes, write, async, site, space, atomic); });
   }
 
  private:

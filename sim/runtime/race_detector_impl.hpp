@@ -118,6 +118,18 @@ void RaceDetectorCore<Clock>::release_knowledge(AgentId a, std::uint32_t barrier
 }
 
 template <class Clock>
+void RaceDetectorCore<Clock>::converge_knowledge(AgentId a, std::uint32_t barrier, std::int64_t phase, bool arriving) {
+  if (!track_knowledge_) return;
+  if (arriving) {
+    released_knowledge(barrier, phase).phase.join(knowledge(a).phase);
+    return;
+  }
+  if (released_.size() <= barrier) return;
+  const Released& r = released_[barrier];
+  if (const int slot = Released::slot(phase); r.phase[slot] == phase) knowledge(a).phase.join(r.known[slot].phase);
+}
+
+template <class Clock>
 RaceDetectorCore<Clock>::~RaceDetectorCore() {
   for (auto& [index, page] : pages_) race_shadow::pool_page(std::move(page));
 }
@@ -154,7 +166,7 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   for (Released& r : released_)  // (a slot's clock and knowledge are cleared when it is taken)
     for (int s = 0; s < kSlots; ++s) r.phase[s] = INT64_MIN;
   shared_reads_.clear();
-  fenced_.assign(agents, 0);
+  fenced_.assign(agents, {});
   for (VClock& c : exit_clocks_) c.clear();
   for (auto& [clock, known] : block_arrivals_) {
     clock.clear();
@@ -227,6 +239,7 @@ Clock& RaceDetectorCore<Clock>::released_clock(std::uint32_t barrier, std::int64
   if (r.phase[slot] != phase) {  // an older phase's slot (or none): taken over
     r.phase[slot] = phase;
     r.clock[slot].clear();
+    r.remote[slot].clear();
     r.known[slot].clear();
   }
   return r.clock[slot];
@@ -240,17 +253,18 @@ typename RaceDetectorCore<Clock>::Knowledge& RaceDetectorCore<Clock>::released_k
 }
 
 template <class Clock>
-void RaceDetectorCore<Clock>::release(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+void RaceDetectorCore<Clock>::release(AgentId a, std::uint32_t barrier, std::int64_t phase, bool remote) {
   if (released_.size() <= barrier) released_.resize(barrier + 1);
   Released& r = released_[barrier];
   const int slot = Released::slot(phase);
   if (r.phase[slot] != phase) {  // the phase's first release: its slot becomes a's past
     r.phase[slot] = phase;
-    r.clock[slot] = clocks_[a];
+    (remote ? r.remote : r.clock)[slot] = clocks_[a];
+    (remote ? r.clock : r.remote)[slot].clear();
     if (track_knowledge_) r.known[slot] = knowledge(a);
   } else {
     if (track_knowledge_) join_knowledge(r.known[slot], knowledge(a));
-    r.clock[slot].join(clocks_[a], clocks_.size());
+    (remote ? r.remote : r.clock)[slot].join(clocks_[a], clocks_.size());
   }
   ++clocks_[a].at(a);  // what a does next is not covered by this release
 }
@@ -263,7 +277,7 @@ void RaceDetectorCore<Clock>::release_own(AgentId a, std::uint32_t barrier, std:
 }
 
 template <class Clock>
-void RaceDetectorCore<Clock>::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase) {
+void RaceDetectorCore<Clock>::acquire(AgentId a, std::uint32_t barrier, std::int64_t phase, bool cluster) {
   // a saw `phase` complete: it knows so from now on, even where nothing was released on it.
   if (track_knowledge_ && !is_hidden(barrier)) {
     Knowledge& mine = knowledge(a);
@@ -275,6 +289,7 @@ void RaceDetectorCore<Clock>::acquire(AgentId a, std::uint32_t barrier, std::int
   const Released& r = released_[barrier];
   if (const int slot = Released::slot(phase); r.phase[slot] == phase) {
     clocks_[a].join(r.clock[slot], clocks_.size());
+    if (cluster) clocks_[a].join(r.remote[slot], clocks_.size());
     if (track_knowledge_) join_knowledge(known_[a], r.known[slot]);
   }
 }
@@ -318,9 +333,10 @@ void RaceDetectorCore<Clock>::join_all(const std::vector<AgentId>& agents, std::
 }
 
 template <class Clock>
-void RaceDetectorCore<Clock>::fence_async(AgentId a) {
-  if (fenced_.size() <= a) fenced_.resize(a + 1, 0);
-  fenced_[a] = clocks_[a][a];
+void RaceDetectorCore<Clock>::fence_async(AgentId a, FenceSpaces spaces) {
+  if (fenced_.size() <= a) fenced_.resize(a + 1);
+  for (std::size_t s = 0; s < kMemorySpaces; ++s)
+    if (spaces >> s & 1u) fenced_[a][s] = clocks_[a][a];
   ++clocks_[a].at(a);  // writes after the fence are not covered by it
 }
 
@@ -331,13 +347,16 @@ void RaceDetectorCore<Clock>::group_member_done(AgentId member, AgentId issuer, 
   if (group == ~0u) {
     auto& pending = done_uncommitted_[k];
     if (pending.size() <= issuer) pending.resize(issuer + 1);
-    pending[issuer].join(clocks_[member], clocks_.size());
+    pending[issuer].raise(member, clocks_[member][member]);
     return;
   }
+  // Only the member's own accesses: a wgmma read agent's clock holds every lane's past at the
+  // issue, which a lane's wait_group must not pass on to it (the waiter of a bulk store or a
+  // cp.async is its issuer, which has that past already).
   auto& all = groups_done_[k];
   if (all.size() <= issuer) all.resize(issuer + 1);
   if (all[issuer].size() <= group) all[issuer].resize(group + 1);
-  all[issuer][group].join(clocks_[member], clocks_.size());
+  all[issuer][group].raise(member, clocks_[member][member]);
 }
 
 template <class Clock>
@@ -380,10 +399,11 @@ void RaceDetectorCore<Clock>::note_race(std::optional<Race>& found, const Epoch&
 
 template <class Clock>
 std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* addr, std::size_t bytes, bool write,
-                                                        bool async, std::uint32_t site) {
+                                                        bool async, std::uint32_t site, MemorySpace space,
+                                                        bool atomic) {
   const auto begin = reinterpret_cast<std::uintptr_t>(addr) / 4;
   const auto end = (reinterpret_cast<std::uintptr_t>(addr) + bytes + 3) / 4;
-  const Epoch now{a, clocks_[a][a], step_[a], site, async};
+  const Epoch now{a, clocks_[a][a], step_[a], site, async, space, atomic};
   std::optional<Race> found;
   Page* pg = nullptr;
   for (std::uintptr_t w = begin; w < end; ++w) {
@@ -396,20 +416,23 @@ std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* a
       s.read = write ? Epoch{} : now;
       continue;
     }
-    if (s.write.agent != a && !ordered(s.write, a)) [[unlikely]]
+    if (s.write.agent != a && !ordered(s.write, a) && !(atomic && s.write.atomic)) [[unlikely]]
       note_race(found, s.write, true, now, write, w);
-    // The async proxy reading what a thread stored: that thread must have fenced since.
+    // The async proxy reading what a thread stored: that thread must have fenced since, with
+    // a fence whose state space holds the write.
     if (async && !write && s.write.agent != ~0u && !s.write.async && !found &&
-        (s.write.agent >= fenced_.size() || fenced_[s.write.agent] < s.write.clock)) {
+        (s.write.agent >= fenced_.size() ||
+         fenced_[s.write.agent][static_cast<std::size_t>(s.write.space)] < s.write.clock)) {
       note_race(found, s.write, true, now, write, w);
       found->missing_fence = true;
+      found->written_space = s.write.space;
     }
     if (write) {
-      if (s.read.agent != a && !ordered(s.read, a)) [[unlikely]]
+      if (s.read.agent != a && !ordered(s.read, a) && !(atomic && s.read.atomic)) [[unlikely]]
         note_race(found, s.read, false, now, write, w);
       if (s.more_reads) [[unlikely]]
         for (const Epoch& r : shared_reads_[s.more_reads - 1])
-          if (r.agent != a && !ordered(r, a)) note_race(found, r, false, now, write, w);
+          if (r.agent != a && !ordered(r, a) && !(atomic && r.atomic)) note_race(found, r, false, now, write, w);
       s.write = now;
       s.read = Epoch{};
       s.more_reads = 0;

@@ -368,7 +368,7 @@ void Runtime::fiber_main(AgentId id) {
       to_protocol();
       if (run_thread_main(a)) {
         perform_deferred_try();  // a try nothing waited on still happened before the exit
-        named_barrier_exit();
+        collectives_exit();
         cluster_barrier_exit();
       }
     }
@@ -480,14 +480,20 @@ void Runtime::reset_execution_state() {
     cta.released_waiters.clear();
     cta.in_generation.assign(shape_.threads_per_cta, 0);
     cta.all_threads_form = cta.block_used = false;
+    cta.block_pred.assign(shape_.threads_per_cta, 0);
+    cta.block_red_mix = 0;
+    cta.block_red_true = cta.block_red_all = 0;
     cta.release_step = 0;
     if (cta.named_used) {  // (most protocols use none: 16 barriers a CTA)
       for (MbarrierState& nb : cta.named) nb = MbarrierState{};
       for (std::uint32_t id = 0; id < kNamedBarriers; ++id)
-        for (int slot = 0; slot < 2; ++slot) cta.red_true[id][slot] = cta.red_seen[id][slot] = 0;
+        for (int slot = 0; slot < 2; ++slot)
+          cta.red_true[id][slot] = cta.red_seen[id][slot] = cta.red_mix[id][slot] = 0;
       cta.named_used = false;
     }
     cta.collectives.clear();
+    cta.wgmma_steps.clear();
+    cta.wgmma_seq.clear();
     cta.peer_uses.clear();
   }
   cluster_bars_.assign(shape_.ctas / shape_.cluster_size(), Rendezvous{});

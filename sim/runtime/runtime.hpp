@@ -158,7 +158,12 @@ class Runtime {
   // The same operation in its .shared::cluster form on the barrier at `local`'s offset in CTA
   // `rank` of this cluster (mapa, then the op with Op::remote set: sim/runtime/cluster.cpp).
   MbarrierToken barrier_op_remote(Op op, std::uint32_t rank);
-  void wait(MbarrierState& bar, std::int64_t phase);
+  void wait_token(MbarrierState& bar, const MbarrierToken& token);  // mbarrier.wait on a state token
+  // The scope of a wait's acquire: none (a collective's convergence that orders no memory,
+  // collectives.cpp), .cta (every mbarrier wait of the contract but the _cluster forms) or
+  // .cluster (which alone synchronizes with a peer CTA's release: RaceDetector::release).
+  enum class Acquire : std::uint8_t { none, cta, cluster };
+  void wait(MbarrierState& bar, std::int64_t phase, Acquire acquire = Acquire::cta);
   // test_wait or try_wait (kind), by parity or, with `token`, by state token.
   bool test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token = nullptr);
   // Called by HostPlatform right before test_wait: the calling thread's state, for spin
@@ -229,8 +234,20 @@ class Runtime {
   std::uint32_t waited_for(const Agent& thread, const Op& op) const;
   // wgmma.mma_async's shared-memory operands (a: nullptr when A is in registers): read by
   // the async proxy from its issue until the wgmma.wait_group that retires its group.
+  // HostPlatform's: the warp converges (.sync), the group's warps agree (.aligned), then the
+  // warp's lowest lane issues (wgmma_issue).
   void wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes);
-  void fence_proxy_async();  // generic-proxy writes so far become visible to the async proxy
+  // The issue alone, by the current thread into its wgmma groups (the differential programs
+  // issue from one thread); its reads acquire `round` of `convergence` when given.
+  enum class Space : std::uint8_t { global, own_shared, cluster_shared };
+  void check_spaces(const char* what, const void* dst, Space dst_space, const void* src, Space src_space,
+                    const MbarrierState* bar);
+  void spawn_store_write(Agent& read);  // a bulk store's read landed (async_groups.cpp)
+  void wgmma_issue(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes,
+                   const runtime_records::Rendezvous* convergence = nullptr, std::int64_t round = 0);
+  // fence.proxy.async{.space}: this thread's generic writes so far in `spaces` become visible
+  // to the async proxy (RaceDetector's MemorySpace).
+  void fence_proxy_async(FenceSpaces spaces);
   void block_sync();
   // bar.sync / bar.arrive 0 with the CTA's thread count (named_barrier routes them here).
   void block_barrier(std::uint32_t count, bool sync);
@@ -255,7 +272,9 @@ class Runtime {
   void syncwarp(std::uint32_t mask);    // __syncwarp / bar.warp.sync
   bool elect_sync(std::uint32_t mask);  // elect.sync: true in the lowest lane of mask
   std::uint32_t shfl_sync(std::uint32_t mask, std::uint32_t value, std::uint32_t src_lane);  // shfl.sync.idx
-  void warpgroup_collective(const char* instruction);  // wgmma.fence / commit_group / wait_group
+  // wgmma.fence / commit_group / wait_group (arg: its N): the warp converges, and the warp group's
+  // warps must execute one sequence of them (.aligned).
+  bool warpgroup_collective(const char* instruction, std::uint32_t arg = 0);  // false: the execution is over
   std::int64_t atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, std::int64_t expected = 0);
   // --- cp.async, non-bulk (sim/runtime/cp_async.cpp) ---------------------------------------
   void cp_async(void* smem_dst, const void* gmem_src, std::uint32_t bytes);  // cp.async.ca.shared.global
@@ -324,19 +343,37 @@ class Runtime {
   MbarrierState& cluster_barrier();    // the current thread's cluster's, made at its first use
   // `make_name()` says what the rendezvous stands for; called at its first arrival only (formatting
   // it at every arrival was a twentieth of a fuzzing step of cluster-gemm). collectives.cpp.
+  // The memory order of a convergence: none (elect.sync, shfl.sync, wgmma's), release only
+  // (wgmma.mma_async: its operand reads acquire the round), or full (__syncwarp).
+  enum class RendezvousOrder : std::uint8_t { none, release, full };
+  // `lane` arrives in the open round of `r` (a counter of `count`, made at its first use) and
+  // waits for it to complete; returns the round.
   template <class MakeName>
-  void rendezvous(Rendezvous& r, std::uint32_t count, const MakeName& make_name);
-  enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync };
+  std::int64_t rendezvous(Rendezvous& r, std::uint32_t count, std::uint32_t lane, RendezvousOrder order,
+                          const MakeName& make_name);
+  enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync };  // CollectiveKind's first three
   std::uint32_t converge_warp(std::uint32_t mask, WarpInstruction instruction);
-  Rendezvous& warp_rendezvous(std::uint32_t cta, std::uint32_t warp, std::uint32_t mask, WarpInstruction instruction);
+  struct WgmmaOperands {
+    const void* a;
+    std::uint32_t a_bytes;
+    const void* b;
+    std::uint32_t b_bytes;
+    std::uint32_t arg;
+  };
+  bool warpgroup_step(const char* instruction, const WgmmaOperands& operands, bool release,
+                      std::int64_t* round = nullptr);
+  std::string describe_wgmma(const runtime_records::WgmmaStep& s) const;
+  [[noreturn]] void collective_misuse(const std::string& what, MisuseKind kind = MisuseKind::collective);
+  std::uint32_t live_mask(std::uint32_t cta, std::uint32_t warp) const;  // its lanes that have not exited
   void leave_count(MbarrierState& bar);  // an exiting thread leaves a hidden counter (a step)
+  void collectives_exit();               // an exiting lane leaves its warp's collectives (collectives.cpp)
   struct RedArrival {
     BarReduction op;
     bool pred;
     std::uint32_t result = 0;
   };
   void named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync, RedArrival* red);
-  void named_barrier_exit();  // an exiting lane leaves its warp's convergence count (if it has one)
+  std::uint32_t block_reduce(std::uint32_t count, const RedArrival& red);  // bar.red 0 over all threads
   // The lanes of `warp` in `cta` that have not exited, and the lowest of them.
   std::uint32_t live_lanes(std::uint32_t cta, std::uint32_t warp, std::uint32_t* lowest) const;
   // Performs the current thread's deferred try_wait now (before its next event), if any.
@@ -437,7 +474,9 @@ class Runtime {
   void switch_to(boost::fibers::context* ctx);
   void announce_switch(boost::fibers::context* next) const noexcept;
   void check_bulk_copy(const char* what, const void* dst, const void* src, std::uint32_t bytes);
-  Agent& spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first);
+  // `after`: the agent whose clock it starts from (default: the issuer's).
+  Agent& spawn_copy_agent(Agent& issuer, void* dst, const void* src, std::uint32_t bytes, const Op& first,
+                          const Agent* after = nullptr);
   // What one barrier operation did, and the generic path that does it for agent `a` (a thread
   // or an async-proxy agent): the row's effect on the state, its memory order as race-detector
   // edges, wake-ups, the trace entry and the observer's step (sim/runtime/barrier_ops.cpp).
@@ -497,6 +536,7 @@ class Runtime {
   bool block_count_agrees(Agent& a, const char* form, std::uint32_t count);
   void double_block_arrival(Agent& a);
   void block_wait_arrive(Agent& a);
+  bool block_red_mixes(Agent& a, bool reduces);  // ends the execution when it does
   bool block_generation_complete(std::uint32_t cta_index) const;
   void release_block_if_complete(std::uint32_t cta_index);
   // execute()'s parts: clear the last execution, start a fiber per thread, run them to the

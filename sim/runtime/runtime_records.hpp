@@ -47,10 +47,50 @@ inline constexpr std::uint32_t kNamedBarriers = 16;  // bar.sync ids 0..15
 struct Rendezvous {
   MbarrierState bar;
   std::uint32_t values[2][32] = {};  // shfl.sync: each lane's operand, by phase parity
+  // Per lane, the newest round (phase) it arrived in: round R's participants are the lanes
+  // at R or later (a lane cannot start round R + 2 before every lane arrived in R + 1, so
+  // none has moved on past what a reader of round R needs). Lanes that exited never arrive.
+  std::int64_t last_round[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                 -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  // A bar instruction's convergence: what its round's first lane executes, which every other
+  // lane of the round must execute too (.aligned).
+  struct Tag {
+    std::uint32_t id = 0, count = 0, kind = 0;  // kind: 0 bar.arrive, 1 bar.sync, 2 bar.red
+    CallSite site;
+    bool same(const Tag& o) const {
+      return id == o.id && count == o.count && kind == o.kind && site.same_place(o.site);
+    }
+  } tag[2];
+  std::uint32_t participants(std::int64_t round, std::uint32_t mask) const {
+    std::uint32_t m = 0;
+    for (std::uint32_t l = 0; l < 32; ++l)
+      if ((mask >> l & 1u) && last_round[l] >= round) m |= 1u << l;
+    return m;
+  }
+};
+// The collectives of a CTA are keyed by (kind << 24 | warp or warp group, mask).
+enum class CollectiveKind : std::uint32_t { syncwarp, elect_sync, shfl_sync, wgmma, bar_convergence };
+inline std::pair<std::uint32_t, std::uint32_t> collective_key(CollectiveKind kind, std::uint32_t index,
+                                                              std::uint32_t mask = 0) {
+  return {static_cast<std::uint32_t>(kind) << 24 | index, mask};
+}
+inline constexpr std::uint32_t kWarpGroupIndex = 0x800000;  // a wgmma counter of a whole warp group: | group
+inline CollectiveKind collective_kind(std::uint32_t key_first) { return static_cast<CollectiveKind>(key_first >> 24); }
+inline std::uint32_t collective_index(std::uint32_t key_first) { return key_first & 0xffffffu; }
+// A warp group's wgmma instructions in the order its warps execute them (.aligned: every warp
+// executes the same sequence): the first warp to reach its k-th records it, the others compare.
+struct WgmmaStep {
+  const char* instruction = "";
+  const void* a = nullptr;
+  const void* b = nullptr;
+  std::uint32_t a_bytes = 0, b_bytes = 0, arg = 0;
+  bool operator==(const WgmmaStep&) const = default;
 };
 struct CtaInfo {
   std::vector<unsigned char> smem;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, Rendezvous> collectives;  // (group, mask)
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Rendezvous> collectives;  // collective_key
+  std::map<std::uint32_t, std::vector<WgmmaStep>> wgmma_steps;                // per warp group
+  std::vector<std::uint32_t> wgmma_seq;  // per thread: the wgmma instructions it executed
   // Lifetime (the join of its exited threads' clocks is the race detector's: thread_exit):
   // per peer agent its uses of this CTA's shared memory that the exit must come after: the
   // newest use of any kind (an older use is ordered before an exit if a newer is), the
@@ -78,6 +118,12 @@ struct CtaInfo {
   // bar.red: per id and generation parity, the true predicates and the participants so far
   // (a generation's reduction is complete when it is; the slot is reused two generations on)
   std::uint32_t red_true[kNamedBarriers][2] = {}, red_seen[kNamedBarriers][2] = {};
+  std::uint8_t red_mix[kNamedBarriers][2] = {};  // per generation parity: 1 bar.red arrivals, 2 others
+  // barrier 0's bar.red (__syncthreads_count): each thread's predicate, the generation's kinds
+  // of waiters (1 bar.red, 2 others) and the last reduced generation's count of true and of all
+  std::vector<char> block_pred;
+  std::uint8_t block_red_mix = 0;
+  std::uint32_t block_red_true = 0, block_red_all = 0;
   std::uint32_t live_threads = 0;
   // Barrier 0 over all the threads (sim/runtime/block_sync.cpp): this generation's waiters
   // and bar.arrive arrivals, whether a count-less waiter (sync_threads) is among them, and

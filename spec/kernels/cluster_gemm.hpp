@@ -11,7 +11,8 @@
 // to all of them.
 // Consumer thread i (0..255) of warp group g = i / 128, t = i % 128 adds
 // A[t % a_elems] * B[t % b_elems] of every block to its accumulator, and meets its warp group
-// at the wgmma fence / commit / wait (where the real kernel's MMA would be).
+// at the wgmma fence / commit / wait (where the real kernel's MMA would be; they order no
+// memory, so each warp orders its reads before its release with a __syncwarp).
 //
 // With `ordered`, the two groups accumulate into ONE shared-memory tile in turn, ordered by
 // named barriers (FlashAttention-3's warp-group scheduling): group g syncs order[g] (ids 1, 2;
@@ -41,7 +42,7 @@ enum class ClusterGemmMutation : std::uint32_t {
   no_cluster_sync,       // no cluster barrier after init: a peer may arrive before init
   wrong_multicast_mask,  // B slices go to the own CTA only: the row's full barriers never
                          // receive their bytes (deadlock)
-  skip_remote_arrivals,  // a relay thread skips its remote arrival on the last k-block (as in
+  skip_remote_arrivals,  // a relay warp skips its remote arrivals on the last k-block (as in
                          // a DeepGEMM-derived kernel): a peer's producer_tail waits forever
   order_count_mismatch,  // (ordered) group 1 names the order barriers with 128 threads
   double_arrive,         // (ordered) group 1 arrives twice for its first turn (early-return
@@ -84,8 +85,9 @@ MBCHECK_HD void cluster_gemm_kernel(const ClusterGemmParams& p) {
 
   if (me == 0) {
     const std::uint32_t groups_per_cta = 2;
-    pipe.init_barriers(p.mutation == M::unscaled_empty_count ? groups_per_cta : pipe.consumer_arrivals(),
-                       p.mutation != M::no_init_fence);
+    pipe.init_barriers(
+        p.mutation == M::unscaled_empty_count ? groups_per_cta * (128u / P::warp_size()) : pipe.consumer_arrivals(),
+        p.mutation != M::no_init_fence);
     for (int s = 0; s < Stages; ++s) {
       label_memory<P>(stage_a + s * p.a_elems, p.a_elems, "A stage", s);
       label_memory<P>(stage_b + s * p.b_elems, p.b_elems, "B stage", s);
@@ -131,8 +133,6 @@ MBCHECK_HD void cluster_gemm_kernel(const ClusterGemmParams& p) {
   }
 
   const std::uint32_t i = me - 128, g = i / 128, t = i % 128;
-  ReleaseTarget target = release_target(t, cx, cy, x, y);
-  if (p.mutation == M::local_release_only) target.rank = P::cluster_ctarank();
   const std::uint32_t order_threads = p.mutation == M::order_count_mismatch && g == 1 ? 128u : 256u;
   const NamedBarrier<P> my_turn(order_threads, kClusterOrderBarrier + g);
   const NamedBarrier<P> their_turn(order_threads, kClusterOrderBarrier + 1 - g);
@@ -164,9 +164,8 @@ MBCHECK_HD void cluster_gemm_kernel(const ClusterGemmParams& p) {
       } else {
         acc += product;
       }
-      const bool skip = p.mutation == M::skip_remote_arrivals && k + 1 == p.k_blocks && j + 1 == p.tiles &&
-                        target.rank != P::cluster_ctarank();
-      if (!skip) pipe.consumer_release(st, target);
+      const bool skip = p.mutation == M::skip_remote_arrivals && k + 1 == p.k_blocks && j + 1 == p.tiles && t < 32;
+      pipe.consumer_release(st, skip, p.mutation == M::local_release_only);
     }
     if (!p.ordered) P::store(p.out + (std::size_t{P::block_idx()} * p.tiles + j) * 256 + i, acc);
   }

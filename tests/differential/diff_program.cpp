@@ -14,6 +14,7 @@ const char* to_string(Stmt s) {
     case Stmt::complete_tx: return "complete_tx";
     case Stmt::arrive_token: return "arrive_token";
     case Stmt::wait: return "wait";
+    case Stmt::wait_cluster: return "wait_cluster";
     case Stmt::test_wait: return "test_wait";
     case Stmt::try_wait: return "try_wait";
     case Stmt::token_test_wait: return "token_test_wait";

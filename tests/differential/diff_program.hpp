@@ -157,6 +157,11 @@
 //                       an incarnation the reference does not define), nor a parity wait on a
 //                       barrier another thread re-initialises (the runtime keeps the phase it
 //                       resolved the bit to at the call); the generator keeps them so.
+//   wait_cluster        mbarrier.try_wait.parity.acquire.cluster in a loop for phase arg: `wait`
+//                       at .cluster scope. PTX ISA 9.1, 8.7: a release and an acquire synchronize
+//                       only if each one's scope includes the other's thread; `wait` is
+//                       .acquire.cta (its default), so only this one acquires what a peer CTA's
+//                       remote arrive (.release.cluster) released
 // Warps: warp_size is 1 (each thread a warp: named-barrier counts are thread counts) or 2 (for
 // the collectives; such programs use no named barriers, whose per-warp arrival is not modelled
 // here). Lanes of one warp run the same collectives in the same order (the generator keeps it
@@ -238,6 +243,7 @@ enum class Stmt : std::uint8_t {
   reinit,
   spin_atomic,
   spin_atomic_pair,
+  wait_cluster,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

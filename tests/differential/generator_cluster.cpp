@@ -45,6 +45,7 @@ struct ClusterGen {
         i.arg = static_cast<std::int32_t>(pick(kDataWords));
         break;
       case Stmt::wait:
+      case Stmt::wait_cluster:
       case Stmt::try_wait: i.arg = chance(80) ? 0 : 1; break;
       case Stmt::store:
       case Stmt::load: i.arg = static_cast<std::int32_t>(pick(kDataWords)); break;
@@ -207,6 +208,12 @@ DiffProgram generate_cluster(sim::SplitMix64& rng) {
                     Instr{g.chance(50) ? Stmt::atomic_store : Stmt::atomic_add, 0, w});
     }
   }
+  // Scopes (drawn last, as the loop above): in about half the programs each wait is at .cluster
+  // scope with even odds, so a peer's remote arrive is acquired (wait_cluster) or not (wait).
+  if (g.chance(50))
+    for (auto& s : p.scripts)
+      for (Instr& i : s)
+        if (i.op == Stmt::wait && g.chance(50)) i.op = Stmt::wait_cluster;
   return p;
 }
 
@@ -237,7 +244,7 @@ void add_cluster_coverage(const DiffProgram& p, std::set<std::string>& seen) {
   if (p.cluster_size() > 1) seen.insert(fmt::format("shape:cluster {}x{}", p.cluster_x, p.cluster_y));
   if (p.warp_size > 1) seen.insert(fmt::format("shape:warps of {}", p.warp_size));
   bool fence = false, relaxed_sync = false, remote = false, multicast = false, dsmem = false, exit_sync = false,
-       load_loop = false;
+       load_loop = false, cluster_scope = false, cta_scope = false;
   for (const auto& s : p.scripts) {
     for (std::size_t k = 0; k < s.size(); ++k) {
       fence |= s[k].op == Stmt::fence_init;
@@ -247,6 +254,8 @@ void add_cluster_coverage(const DiffProgram& p, std::set<std::string>& seen) {
       multicast |= s[k].op == Stmt::multicast;
       dsmem |= s[k].op == Stmt::dsmem_load || s[k].op == Stmt::dsmem_store;
       load_loop |= s[k].op == Stmt::spin_atomic || s[k].op == Stmt::spin_atomic_pair;
+      cluster_scope |= s[k].op == Stmt::wait_cluster;
+      cta_scope |= s[k].op == Stmt::wait;
     }
     exit_sync |= s.size() >= 2 && s.back().op == Stmt::cluster_wait;
   }
@@ -255,6 +264,8 @@ void add_cluster_coverage(const DiffProgram& p, std::set<std::string>& seen) {
   if (remote && !fence) seen.insert("pattern:remote use without fence.mbarrier_init");
   if (multicast && remote) seen.insert("pattern:multicast producer, remote empty releases");
   if (load_loop) seen.insert("pattern:a loop of atomic loads in a cluster program");
+  if (remote && cluster_scope) seen.insert("pattern:a peer's release acquired at .cluster scope");
+  if (remote && cta_scope) seen.insert("pattern:a peer's release and a .cta-scope wait");
   if (dsmem)
     seen.insert(exit_sync ? "pattern:DSMEM with a cluster sync before exit"
                           : "pattern:DSMEM without a cluster sync before exit");

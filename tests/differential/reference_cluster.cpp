@@ -15,13 +15,20 @@
 // * fence.mbarrier_init.release.cluster: a light-weight fence ordering the thread's prior
 //   mbarrier.init before its later (relaxed) cluster arrive: the init then reaches the
 //   cluster's waiters, which is what CUTLASS's fence_barrier_init + cluster_arrive_relaxed +
-//   cluster_wait rely on. Scopes: like the emulator (docs/model.md "Scopes"), the reference
-//   does not tell .cta from .cluster: every release/acquire edge carries an init's visibility.
+//   cluster_wait rely on. Every release/acquire edge carries an init's visibility.
+// * Scopes (PTX ISA 9.1, 8.7): a release and an acquire synchronize only if "each operation
+//   ... specifies a scope that includes the thread executing the other operation". A remote
+//   arrive is .release.cluster, the program's waits are .acquire.cta (their default): a peer's
+//   arrive orders nothing before a wait of the barrier's CTA (its phase knowledge still counts:
+//   the emulator reads parity waits against it); barrier.cluster's arrive and wait are
+//   cluster-scoped.
 // * A CTA's shared memory lives while one of its threads has not exited (docs/semantics.md
 //   "CTA-exit lifetime"): peer uses must be ordered before one of its exits.
 // * bar.warp.sync, elect.sync, shfl.sync with the full mask: every lane of the mask executes
-//   the same instruction before any leaves it (a rendezvous, with memory ordering among the
-//   participants for bar.warp.sync; the model gives the same to all three).
+//   the same instruction before any leaves it. Only bar.warp.sync orders memory ("also
+//   guarantee memory ordering among threads participating in barrier", 9.7.13.2); elect.sync
+//   and shfl.sync have no memory semantics: the lanes share their phase knowledge (facts of the
+//   execution's order) and nothing else.
 #include "tests/differential/reference_explorer.hpp"
 
 namespace mbcheck::diff::ref {
@@ -86,7 +93,7 @@ bool Explorer::cluster_step(State& s, int g, const Instr& in) const {
       const Instr local = in.op == Stmt::remote_arrive
                               ? Instr{Stmt::arrive, in.bar, 0}
                               : Instr{Stmt::arrive_expect_tx, in.bar, static_cast<std::int32_t>(16 * p_.copy_pieces)};
-      arrive(t, g, b, local);
+      arrive(t, g, b, local, c != cta);
       break;
     }
     case Stmt::remote_complete_tx: {  // relaxed: releases nothing
@@ -186,17 +193,27 @@ void Explorer::rendezvous(State& s, int g) const {
     all = !t.finished && !t.released && !is_init(h, t.pc) && t.pc < length(h) && is_collective(instr_at(h, t.pc).op);
   }
   if (all) {
+    const bool orders = instr_at(lane0, s.threads[static_cast<std::size_t>(lane0)].pc).op == Stmt::syncwarp;
     Clock joined(static_cast<std::size_t>(agents_), 0);
     std::vector<I> known(known_size(), -1);
     for (int h = lane0; h < lane0 + ws; ++h) {
       join(joined, s.threads[static_cast<std::size_t>(h)].clock);
       join_known(known, s.threads[static_cast<std::size_t>(h)].known);
     }
+    // Without memory order, only the phase entries are shared (not the init facts, which are
+    // what release/acquire edges carry).
+    if (!orders)
+      for (std::size_t i = static_cast<std::size_t>(p_.ctas) * static_cast<std::size_t>(nbars_); i < known.size(); ++i)
+        known[i] = -1;
     for (int h = lane0; h < lane0 + ws; ++h) {
       Thread& t = s.threads[static_cast<std::size_t>(h)];
-      t.clock = joined;
-      t.known = known;
-      t.clock[static_cast<std::size_t>(h)] += 1;
+      if (orders) {
+        t.clock = joined;
+        t.known = known;
+        t.clock[static_cast<std::size_t>(h)] += 1;
+      } else {
+        join_known(t.known, known);
+      }
       t.released = 1;
     }
   }

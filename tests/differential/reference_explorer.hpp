@@ -113,10 +113,10 @@ class Explorer {
 
   // --- thread steps ---
   // Any poll, or the run of a blocking wait, for phase q: the answer, acquiring on true.
-  static bool poll(Thread& t, Barrier& b, I q);
+  static bool poll(Thread& t, Barrier& b, I q, bool cluster_scope = false);
 
   // The arrive-on family: checks in the emulator's order, then release, then the arrive.
-  static void arrive(Thread& t, int g, Barrier& b, const Instr& in);
+  static void arrive(Thread& t, int g, Barrier& b, const Instr& in, bool remote = false);
 
   // Runs thread g's next step on s. False: the thread is blocked (s untouched). Throws Bug.
   bool thread_step(State& s, int g) const;

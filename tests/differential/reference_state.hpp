@@ -60,10 +60,13 @@ struct Thread {
 struct Barrier {
   I index = 0;  // cta * nbars + b: where threads keep their knowledge of it
   I live = 0, phase = 0, expected = 0, pending = 0, tx = 0;
-  I invalidated = 0;                  // not live after an inval (misuse invalidated, not uninitialized)
-  I incarnation = 0;                  // inits so far (phase knowledge of an earlier one is void)
-  I observed = 0;                     // a wait/poll answered true since the last completion (missing-wait rule)
-  std::vector<Clock> releases;        // by phase: join of everything released on that phase
+  I invalidated = 0;            // not live after an inval (misuse invalidated, not uninitialized)
+  I incarnation = 0;            // inits so far (phase knowledge of an earlier one is void)
+  I observed = 0;               // a wait/poll answered true since the last completion (missing-wait rule)
+  std::vector<Clock> releases;  // by phase: join of everything released on that phase
+  // by phase: the releases of threads of other CTAs (.release.cluster); PTX ISA 8.7: only an
+  // acquire whose scope includes their thread (.cluster) synchronizes with them
+  std::vector<Clock> remote;
   std::vector<std::vector<I>> known;  // by phase: join of the phase knowledge released on it
   std::vector<Clock> peer;            // by phase: other CTAs' counter ops on it not yet seen performed
   template <class V>
@@ -78,6 +81,7 @@ struct Barrier {
     v(tx);
     v(observed);
     v(releases);
+    v(remote);
     v(known);
     v(peer);
   }
@@ -290,11 +294,13 @@ inline void complete_if_done(Barrier& b) {
   b.pending = b.expected;
   b.observed = 0;
 }
-// Joins `clock` into the releases of the barrier's current phase.
-inline void release(Barrier& b, const Clock& clock) {
-  if (b.releases.size() <= static_cast<std::size_t>(b.phase))
-    b.releases.resize(static_cast<std::size_t>(b.phase) + 1, Clock(clock.size(), 0));
-  join(b.releases[static_cast<std::size_t>(b.phase)], clock);
+// Joins `clock` into the releases of the barrier's current phase (`remote`: a thread of
+// another CTA's: into those only a .cluster acquire joins).
+inline void release(Barrier& b, const Clock& clock, bool remote = false) {
+  std::vector<Clock>& into = remote ? b.remote : b.releases;
+  if (into.size() <= static_cast<std::size_t>(b.phase))
+    into.resize(static_cast<std::size_t>(b.phase) + 1, Clock(clock.size(), 0));
+  join(into[static_cast<std::size_t>(b.phase)], clock);
 }
 
 // Phase knowledge: per barrier, the newest phase known complete as a key in one order over its

@@ -21,7 +21,7 @@ void init_barrier(Barrier& b, I count) {
 }  // namespace
 
 // Any poll, or the run of a blocking wait, for phase q: the answer, acquiring on true.
-bool Explorer::poll(Thread& t, Barrier& b, I q) {
+bool Explorer::poll(Thread& t, Barrier& b, I q, bool cluster_scope) {
   require_live(b);
   if (q != b.phase && q != b.phase - 1) throw Bug{"aliasing"};
   if (q != b.phase - 1) return false;
@@ -29,6 +29,8 @@ bool Explorer::poll(Thread& t, Barrier& b, I q) {
   // a thread of the barrier's CTA saw q complete: other CTAs' counter ops on q were performed
   if (q >= 0 && static_cast<std::size_t>(q) < b.peer.size()) b.peer[static_cast<std::size_t>(q)].clear();
   if (q >= 0 && static_cast<std::size_t>(q) < b.releases.size()) join(t.clock, b.releases[static_cast<std::size_t>(q)]);
+  if (cluster_scope && q >= 0 && static_cast<std::size_t>(q) < b.remote.size())
+    join(t.clock, b.remote[static_cast<std::size_t>(q)]);
   // it knows q complete now, and whatever the releases on q knew
   t.known[static_cast<std::size_t>(b.index)] = std::max(t.known[static_cast<std::size_t>(b.index)], known_key(b, q));
   if (q >= 0 && static_cast<std::size_t>(q) < b.known.size()) join_known(t.known, b.known[static_cast<std::size_t>(q)]);
@@ -36,7 +38,7 @@ bool Explorer::poll(Thread& t, Barrier& b, I q) {
 }
 
 // The arrive-on family: checks in the emulator's order, then release, then the arrive.
-void Explorer::arrive(Thread& t, int g, Barrier& b, const Instr& in) {
+void Explorer::arrive(Thread& t, int g, Barrier& b, const Instr& in, bool remote) {
   require_live(b);
   const bool drop = in.op == Stmt::arrive_drop, no_complete = in.op == Stmt::arrive_no_complete;
   const bool with_tx = in.op == Stmt::arrive_expect_tx;
@@ -51,7 +53,7 @@ void Explorer::arrive(Thread& t, int g, Barrier& b, const Instr& in) {
   if (no_complete) t.regs.push_back(b.pending);  // the token's pending_count: before the arrive
   if (in.op == Stmt::arrive_token) t.token[in.bar] = b.phase + 1;
   if (in.op != Stmt::arrive_relaxed) {  // .relaxed: the arrive-on alone
-    release(b, t.clock);
+    release(b, t.clock, remote);
     release_known(b, t.known);
     t.clock[static_cast<std::size_t>(g)] += 1;  // later accesses are not covered by this release
   }
@@ -112,8 +114,9 @@ bool Explorer::thread_step(State& s, int g) const {
       complete_if_done(b);
       break;
     case Stmt::wait:
+    case Stmt::wait_cluster:
       if (!wait_proceeds(b, in.arg)) return false;
-      poll(t, b, in.arg);  // true, or aliasing
+      poll(t, b, in.arg, in.op == Stmt::wait_cluster);  // true, or aliasing
       break;
     case Stmt::test_wait:
     case Stmt::try_wait: t.regs.push_back(poll(t, b, in.arg) ? 1 : 0); break;

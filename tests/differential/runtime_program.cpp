@@ -70,6 +70,7 @@ void RuntimeProgram::thread_main() {
         have_token[i.bar] = true;
         break;
       case Stmt::wait: bar.wait(q); break;
+      case Stmt::wait_cluster: P::mbarrier_wait_parity_cluster(bars[i.bar], q); break;
       case Stmt::test_wait: regs[n++] = bar.test_wait(q); break;
       case Stmt::try_wait: regs[n++] = bar.try_wait(q); break;
       case Stmt::token_test_wait:
@@ -168,7 +169,9 @@ void RuntimeProgram::thread_main() {
         else
           P::cp_async_mbarrier_arrive(bars[i.bar]);
         break;
-      case Stmt::wg_mma: sim::Runtime::current().wgmma_mma_async(nullptr, 0, slots + i.arg * kSlotWords, 16); break;
+      case Stmt::wg_mma:  // issued by the warp group's first thread (diff_program.hpp)
+        if (P::thread_idx() % 128 == 0) sim::Runtime::current().wgmma_issue(nullptr, 0, slots + i.arg * kSlotWords, 16);
+        break;
       case Stmt::wg_commit: sim::Runtime::current().commit_group(sim::GroupKind::wgmma); break;
       case Stmt::wg_wait:
         if (t == 0) sim::Runtime::current().wait_group(sim::OpKind::wgmma_wait, static_cast<std::uint32_t>(i.arg));

@@ -60,6 +60,7 @@ class LaunchProgram final : public sim::Program {
     s.smem_bytes = geometry_.runtime_smem_bytes();
     s.cluster_x = geometry_.cluster.x;
     s.cluster_y = geometry_.cluster.y;
+    s.warpgroup_converges = launch_policy().warpgroup_converges;
     return s;
   }
   void reset() override {

@@ -56,6 +56,7 @@ struct Options {
   std::fprintf(stderr,
                "error: %s\nusage: %s [--gtest_filter=PATTERN[:PATTERN...]] [--list] [--mode=check|run]\n"
                "  [--iterations=N,N,...] [--max-executions=N] [--time-limit=SECONDS]\n"
+               "  [--wgmma-convergence=warp|warpgroup]\n"
                "  [--expect=VERDICT] [--fault=NAME]   (faults: %s)\n",
                what.c_str(), "runner", cutlass_host::fault_names().c_str());
   std::exit(2);
@@ -100,7 +101,10 @@ Options parse(int argc, char** argv) {
       }
     } else if (auto v = value("--max-executions="))
       policy.check.max_executions = whole("--max-executions=", *v);
-    else if (auto v = value("--time-limit="))
+    else if (auto v = value("--wgmma-convergence=")) {
+      if (*v != "warp" && *v != "warpgroup") usage_error("--wgmma-convergence=" + *v + ": warp or warpgroup");
+      policy.warpgroup_converges = *v == "warpgroup";
+    } else if (auto v = value("--time-limit="))
       policy.check.time_limit_s = static_cast<double>(whole("--time-limit=", *v));
     else if (auto v = value("--fault=")) {
       auto f = cutlass_host::parse_fault(*v);

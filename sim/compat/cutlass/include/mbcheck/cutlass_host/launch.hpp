@@ -64,6 +64,9 @@ struct LaunchPolicy {
   LaunchMode mode = LaunchMode::check;
   sim::CheckOptions check;    // limits of the search (a launch past them is "incomplete")
   bool print_reports = true;  // print each launch's verdict line, and a bug's report
+  // The warp group converges at every wgmma instruction, as the H200 does (LaunchShape's
+  // warpgroup_converges); false: each warp alone, as PTX's .sync promises.
+  bool warpgroup_converges = false;
 };
 LaunchPolicy& launch_policy();
 

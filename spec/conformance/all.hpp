@@ -1,0 +1,19 @@
+// Every conformance test (spec/conformance/conformance.hpp says what one is): both runners,
+// tests/test_conformance.cpp on the host and device/test_conformance.cu on the GPU, run
+// AllTests; RecordedTests are programs whose outcome the PTX text leaves undefined, which the
+// GPU runner runs and prints without judging.
+#pragma once
+
+#include "spec/conformance/async_groups.hpp"
+#include "spec/conformance/barriers.hpp"
+#include "spec/conformance/cluster_scope.hpp"
+#include "spec/conformance/collectives.hpp"
+#include "spec/conformance/proxy_fences.hpp"
+
+namespace mbcheck::conformance {
+
+using AllTests = TestList<ShflIdx, ElectSync, ExitedLanes, BulkStoreWaitGroup, CpAsyncWaitGroup, BarRedThenSync,
+                          WaitOnToken, ProxyFenceGlobal, ProxyFenceAll, ClusterPublication>;
+using RecordedTests = TestList<ExitedLanesElect>;
+
+}  // namespace mbcheck::conformance

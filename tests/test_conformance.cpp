@@ -1,0 +1,120 @@
+// The Platform contract's conformance tests (spec/conformance/) on the host: for each test,
+// every schedule is explored (DPOR, to the end rather than the first bug) with warp size 32 and
+// the test's launch shape; every execution must complete without a bug and with the outcome
+// the test's expected() defines (its check_result). device/test_conformance.cu runs the same
+// tests on the GPU.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/explore/explore.hpp"
+#include "sim/host_platform.hpp"
+#include "spec/conformance/all.hpp"
+
+using namespace mbcheck::sim;
+using mbcheck::conformance::kGmemBytes;
+using mbcheck::conformance::kWhyBytes;
+namespace conf = mbcheck::conformance;
+
+namespace {
+
+template <class Test>
+class ConformanceProgram final : public Program {
+ public:
+  LaunchShape shape() const override {
+    LaunchShape s;
+    s.ctas = Test::kCtas;
+    s.threads_per_cta = Test::kThreads;
+    s.warp_size = 32;
+    s.smem_bytes = Test::kSmemBytes;
+    s.cluster_x = Test::kClusterX;
+    return s;
+  }
+  void reset() override {
+    gmem_.fill(0);
+    out_.fill(0);
+  }
+  void thread_main() override {
+    const conf::Env<HostPlatform> env{HostPlatform::shared_memory(), gmem_.data(), out_.data()};
+    Test::run(env);
+  }
+  std::optional<std::string> check_result() override {
+    char why[kWhyBytes] = {};
+    if (Test::expected(out_.data(), why)) return std::nullopt;
+    return std::string(Test::kName) + ": not the defined outcome: " + why;
+  }
+
+ private:
+  alignas(16) std::array<unsigned char, kGmemBytes> gmem_{};
+  std::array<std::int32_t, Test::kResults> out_{};
+};
+
+// The names of the tests that have a TEST_CASE below (every one of AllTests must).
+std::set<std::string>& covered() {
+  static std::set<std::string> names;
+  return names;
+}
+
+template <class Test>
+void check_conformance() {
+  ConformanceProgram<Test> prog;
+  ExploreOptions options;
+  options.stop_at_first_bug = false;
+  std::uint64_t executions = 0, wrong = 0;
+  std::string first;
+  const ExploreResult r = explore(prog, options, [&](const Outcome& o) {
+    ++executions;
+    if (o.verdict == Verdict::completed) return;
+    ++wrong;
+    if (first.empty()) first = std::string(to_string(o.verdict)) + ": " + o.message;
+  });
+  INFO(Test::kName << ": " << r.stats.executions << " executions explored, " << wrong << " not the defined outcome"
+                   << (first.empty() ? std::string() : "; the first: " + first));
+  CHECK_FALSE(r.bug);
+  CHECK(wrong == 0);
+  CHECK(r.stats.complete);  // with no bug: the verdict `verified`
+  CHECK(executions >= 1);
+}
+
+template <class Test>
+bool register_case() {
+  covered().insert(Test::kName);
+  return true;
+}
+
+#define MBCHECK_CONFORMANCE_CASE(T)                                                              \
+  [[maybe_unused]] const bool registered_##T = register_case<conf::T>();                         \
+  TEST_CASE("conformance: " #T " (every schedule gives the defined outcome)", "[conformance]") { \
+    check_conformance<conf::T>();                                                                \
+  }
+
+}  // namespace
+
+MBCHECK_CONFORMANCE_CASE(ShflIdx)
+MBCHECK_CONFORMANCE_CASE(ElectSync)
+MBCHECK_CONFORMANCE_CASE(ExitedLanes)
+MBCHECK_CONFORMANCE_CASE(BulkStoreWaitGroup)
+MBCHECK_CONFORMANCE_CASE(CpAsyncWaitGroup)
+MBCHECK_CONFORMANCE_CASE(BarRedThenSync)
+MBCHECK_CONFORMANCE_CASE(WaitOnToken)
+MBCHECK_CONFORMANCE_CASE(ProxyFenceGlobal)
+MBCHECK_CONFORMANCE_CASE(ProxyFenceAll)
+MBCHECK_CONFORMANCE_CASE(ClusterPublication)
+
+namespace {
+template <class... Tests>
+std::vector<std::string> names_of(conf::TestList<Tests...>) {
+  return {Tests::kName...};
+}
+}  // namespace
+
+TEST_CASE("conformance: every test of spec/conformance/all.hpp has a host case", "[conformance]") {
+  for (const std::string& name : names_of(conf::AllTests{})) {
+    INFO(name);
+    CHECK(covered().count(name) == 1);
+  }
+}
