@@ -236,13 +236,29 @@ void plant_collectives(DiffProgram& p, sim::SplitMix64& rng) {
       if (handoff && lane == 1) mine.push_back({Stmt::load, 0, 0});
       const auto at = pick(static_cast<std::uint32_t>(s.size() + 1));
       s.insert(s.begin() + at, mine.begin(), mine.end());
+      // Sometimes the last lane exits before the warp's collectives (drawn last of the lane).
+      if (lane + 1 == p.warp_size && lane > 0 && pick(100) < 40) s.resize(at);
     }
   }
 }
 
+namespace {
+bool is_collective_stmt(Stmt op) { return op == Stmt::syncwarp || op == Stmt::elect_sync || op == Stmt::shfl_idx; }
+}  // namespace
+
 void add_cluster_coverage(const DiffProgram& p, std::set<std::string>& seen) {
   if (p.cluster_size() > 1) seen.insert(fmt::format("shape:cluster {}x{}", p.cluster_x, p.cluster_y));
   if (p.warp_size > 1) seen.insert(fmt::format("shape:warps of {}", p.warp_size));
+  for (std::uint32_t w = 0; p.warp_size > 1 && w < p.total_threads() / p.warp_size; ++w) {
+    std::uint32_t with = 0;
+    for (std::uint32_t lane = 0; lane < p.warp_size; ++lane)
+      for (const Instr& i : p.scripts[w * p.warp_size + lane])
+        if (is_collective_stmt(i.op)) {
+          ++with;
+          break;
+        }
+    if (with > 0 && with < p.warp_size) seen.insert("pattern:a lane exited before its warp's collectives");
+  }
   bool fence = false, relaxed_sync = false, remote = false, multicast = false, dsmem = false, exit_sync = false,
        load_loop = false, cluster_scope = false, cta_scope = false;
   for (const auto& s : p.scripts) {

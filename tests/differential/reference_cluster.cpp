@@ -173,10 +173,15 @@ bool Explorer::cluster_step(State& s, int g, const Instr& in) const {
     case Stmt::elect_sync:
     case Stmt::shfl_idx: {
       if (!t.released) return false;  // waiting for the rest of the warp
+      const I how = t.released;       // rendezvous(): 2 the lowest participant, 3 a shfl source exited
       t.released = 0;
       const int lane = g % static_cast<int>(p_.warp_size), lane0 = g - lane;
-      if (in.op == Stmt::elect_sync) t.regs.push_back(lane == 0 ? 1 : 0);
-      if (in.op == Stmt::shfl_idx) t.regs.push_back(lane0 + in.arg + 1);
+      if (in.op == Stmt::elect_sync) t.regs.push_back(how == 2 ? 1 : 0);
+      if (in.op == Stmt::shfl_idx) {
+        // "results are undefined if a thread sources a register from an inactive thread"
+        if (how == 3) misuse("collective");
+        t.regs.push_back(lane0 + in.arg + 1);
+      }
       break;
     }
     default: throw std::invalid_argument("reference: not a cluster statement");
@@ -185,18 +190,24 @@ bool Explorer::cluster_step(State& s, int g, const Instr& in) const {
 }
 
 void Explorer::rendezvous(State& s, int g) const {
-  // The warp: every lane stands at a collective it has not been released from.
+  // The warp: every lane that has not exited stands at a collective it has not been released
+  // from (shfl.sync waits for "all non-exited threads corresponding to membermask"; the CUDA
+  // guide says the same of __syncwarp; elect.sync is read the same way).
   const int ws = static_cast<int>(p_.warp_size), lane0 = g - g % ws;
   bool all = true;
+  int lowest = -1;
   for (int h = lane0; h < lane0 + ws && all; ++h) {
     const Thread& t = s.threads[static_cast<std::size_t>(h)];
-    all = !t.finished && !t.released && !is_init(h, t.pc) && t.pc < length(h) && is_collective(instr_at(h, t.pc).op);
+    if (t.finished) continue;
+    if (lowest < 0) lowest = h;
+    all = !t.released && !is_init(h, t.pc) && t.pc < length(h) && is_collective(instr_at(h, t.pc).op);
   }
-  if (all) {
-    const bool orders = instr_at(lane0, s.threads[static_cast<std::size_t>(lane0)].pc).op == Stmt::syncwarp;
+  if (all && lowest >= 0) {
+    const bool orders = instr_at(lowest, s.threads[static_cast<std::size_t>(lowest)].pc).op == Stmt::syncwarp;
     Clock joined(static_cast<std::size_t>(agents_), 0);
     std::vector<I> known(known_size(), -1);
     for (int h = lane0; h < lane0 + ws; ++h) {
+      if (s.threads[static_cast<std::size_t>(h)].finished) continue;
       join(joined, s.threads[static_cast<std::size_t>(h)].clock);
       join_known(known, s.threads[static_cast<std::size_t>(h)].known);
     }
@@ -207,6 +218,9 @@ void Explorer::rendezvous(State& s, int g) const {
         known[i] = -1;
     for (int h = lane0; h < lane0 + ws; ++h) {
       Thread& t = s.threads[static_cast<std::size_t>(h)];
+      if (t.finished) continue;
+      const Instr in = instr_at(h, t.pc);
+      const bool source_gone = in.op == Stmt::shfl_idx && s.threads[static_cast<std::size_t>(lane0 + in.arg)].finished;
       if (orders) {
         t.clock = joined;
         t.known = known;
@@ -214,7 +228,7 @@ void Explorer::rendezvous(State& s, int g) const {
       } else {
         join_known(t.known, known);
       }
-      t.released = 1;
+      t.released = source_gone ? 3 : h == lowest ? 2 : 1;
     }
   }
   // The cluster barrier: its phase completes once every non-exited thread has arrived in it.
