@@ -4,8 +4,10 @@
 // tests/test_conformance.cpp runs the same tests on the host.
 // `--recorded` instead runs RecordedTests (outcomes PTX's text leaves undefined, such as
 // elect.sync with exited lanes in the mask: it may hang, so run it in its own process under a
-// timeout) and prints their results without judging them.
-// Usage: test_conformance [--recorded] [launches]  (each test runs `launches` times, default 1)
+// timeout) and prints their results without judging them: the last launch's, or for a test
+// with kSumLaunches (stale-value counts) their sums over the launches.
+// Usage: test_conformance [--recorded] [launches [index]]  (each test runs `launches` times,
+// default 1; with `--recorded launches index` only RecordedTests' index-th, exit 2 if none)
 // Exit status 0 when every test of AllTests gave its expected outcome in every launch. A test
 // that traps (a failed P::check, a wait_group N out of range) ends the process: the CUDA
 // context is lost, so the rest cannot run; the line says so.
@@ -65,6 +67,7 @@ bool run_test(unsigned launches, bool judged) {
   MBCHECK_CUDA(cudaMalloc(&gmem, conformance::kGmemBytes));  // 256-byte aligned
   MBCHECK_CUDA(cudaMalloc(&out, Test::kResults * sizeof(std::int32_t)));
   std::vector<std::int32_t> results(Test::kResults);
+  std::vector<long long> sums(Test::kResults, 0);  // over launches, for a kSumLaunches test
   char why[conformance::kWhyBytes] = {};
   unsigned wrong = 0;
   for (unsigned l = 0; l < launches; ++l) {
@@ -83,6 +86,7 @@ bool run_test(unsigned launches, bool judged) {
     dev::WatchdogRecord wd{};
     MBCHECK_CUDA(dev::watchdog_read(&wd));
     MBCHECK_CUDA(cudaMemcpy(results.data(), out, Test::kResults * sizeof(std::int32_t), cudaMemcpyDeviceToHost));
+    for (std::uint32_t i = 0; i < Test::kResults; ++i) sums[i] += results[i];
     if (wd.fired) {
       ++wrong;
       std::snprintf(why, sizeof why, "the watchdog fired: block %u thread %u waited %llu cycles at smem offset %d",
@@ -93,12 +97,14 @@ bool run_test(unsigned launches, bool judged) {
   }
   MBCHECK_CUDA(cudaFree(gmem));
   MBCHECK_CUDA(cudaFree(out));
-  // The first results, for the record (elected lanes, values read).
+  // The first results, for the record (elected lanes, values read; counts summed over the
+  // launches where the test asks for it).
+  constexpr bool summed = requires { Test::kSumLaunches; };
   char head[160] = {};
   std::size_t used = 0;
-  for (std::uint32_t i = 0; i < Test::kResults && i < 32 && used + 12 < sizeof head; ++i)
-    used += static_cast<std::size_t>(
-        std::snprintf(head + used, sizeof head - used, "%s%d", i ? " " : "", static_cast<int>(results[i])));
+  for (std::uint32_t i = 0; i < Test::kResults && i < 32 && used + 24 < sizeof head; ++i)
+    used += static_cast<std::size_t>(std::snprintf(head + used, sizeof head - used, "%s%lld", i ? " " : "",
+                                                   summed ? sums[i] : static_cast<long long>(results[i])));
   if (judged) {
     std::printf("conformance %s: %s (%u CTA%s x %u threads%s, %u launch%s%s%s) results[0..]: %s%s\n", Test::kName,
                 wrong == 0 ? "PASS" : "FAIL", Test::kCtas, Test::kCtas == 1 ? "" : "s", Test::kThreads,
@@ -106,8 +112,11 @@ bool run_test(unsigned launches, bool judged) {
                 wrong ? ", wrong in " : "", wrong ? std::to_string(wrong).c_str() : "", head,
                 wrong ? (std::string("; ") + why).c_str() : "");
   } else {
-    std::printf("recorded %s: %s (%u launch%s) results[0..]: %s\n", Test::kName,
-                wrong == 0 ? "as if exited lanes were excused" : why, launches, launches == 1 ? "" : "es", head);
+    const char* as_expected = "as if exited lanes were excused";  // ExitedLanesElect's reading
+    if constexpr (requires { Test::kAsExpected; }) as_expected = Test::kAsExpected;
+    std::printf("recorded %s: %s%s%s (%u launch%s) results[0..]%s: %s\n", Test::kName, wrong == 0 ? as_expected : "in ",
+                wrong == 0 ? "" : (std::to_string(wrong) + " launches: ").c_str(), wrong == 0 ? "" : why, launches,
+                launches == 1 ? "" : "es", summed ? " summed over launches" : "", head);
   }
   return wrong == 0;
 }
@@ -117,6 +126,16 @@ int run_all(conformance::TestList<Tests...>, unsigned launches, bool judged) {
   int failures = 0;
   ((failures += run_test<Tests>(launches, judged) ? 0 : 1), ...);
   return failures;
+}
+
+// Runs the index-th test of the list alone; false when there is none (a recorded test may hang,
+// so run-gpu.sh gives each its own process and timeout).
+template <class... Tests>
+bool run_one(conformance::TestList<Tests...>, unsigned launches, unsigned long index, bool judged) {
+  unsigned long i = 0;
+  bool found = false;
+  ((found = found || (i++ == index && (run_test<Tests>(launches, judged), true))), ...);
+  return found;
 }
 
 }  // namespace
@@ -129,6 +148,10 @@ int main(int argc, char** argv) {
   const unsigned long n = argc > arg ? std::strtoul(argv[arg], nullptr, 10) : 1ul;
   const unsigned launches = n < 1 ? 1u : static_cast<unsigned>(n);
   if (recorded) {
+    if (argc > arg + 1) {  // one recorded test, by its index in RecordedTests
+      const unsigned long index = std::strtoul(argv[arg + 1], nullptr, 10);
+      return run_one(conformance::RecordedTests{}, launches, index, false) ? 0 : 2;
+    }
     run_all(conformance::RecordedTests{}, launches, false);
     return 0;
   }

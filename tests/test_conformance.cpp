@@ -118,3 +118,29 @@ TEST_CASE("conformance: every test of spec/conformance/all.hpp has a host case",
     CHECK(covered().count(name) == 1);
   }
 }
+
+namespace {
+// A recorded test that races under PTX's reading (the wrong fence's state space, the wrong
+// acquire scope): the host must report the race in its first execution, whatever the GPU
+// happened to show (device/RESULTS.md records that).
+template <class Test>
+void check_race_reported() {
+  ConformanceProgram<Test> prog;
+  ExploreOptions options;  // stop at the first bug
+  const ExploreResult r = explore(prog, options, [](const Outcome&) {});
+  INFO(Test::kName << ": " << r.stats.executions << " executions");
+  REQUIRE(r.bug);
+  INFO(r.bug->message);
+  CHECK(r.bug->verdict == Verdict::race);
+}
+}  // namespace
+
+TEST_CASE("conformance (recorded): a TMA load of global memory after only fence.proxy.async.shared::cta races",
+          "[conformance]") {
+  check_race_reported<conf::ProxyFenceSharedOnlyThenTmaGlobal>();
+}
+
+TEST_CASE("conformance (recorded): a .acquire.cta wait does not acquire a peer CTA's .release.cluster arrive",
+          "[conformance]") {
+  check_race_reported<conf::CtaAcquireOfPeerRelease>();
+}

@@ -1,4 +1,5 @@
-// fence.proxy.async for global memory: generic stores to global, then a TMA load of them.
+// fence.proxy.async for global memory: generic stores to global, then a TMA load of them
+// (and, recorded, the .shared::cta fence in its place).
 #pragma once
 
 #include "spec/conformance/conformance.hpp"
@@ -46,5 +47,70 @@ struct ProxyFenceGlobalThenTma {
 };
 using ProxyFenceGlobal = ProxyFenceGlobalThenTma<0>;
 using ProxyFenceAll = ProxyFenceGlobalThenTma<1>;
+
+// Recorded, not judged (RecordedTests): the WRONG fence for global memory. Thread 0, 1000
+// times: stores 1024 words (4 KiB) of global memory with ordinary stores, values fresh each
+// iteration ((iteration + 1) << 12 | i, and the buffer starts zeroed), issues only
+// fence.proxy.async.shared::cta, then at once a TMA load of those 4 KiB into shared memory
+// (arrive.expect_tx, cp.async.bulk, wait), and counts the words that landed different from
+// what it stored. PTX ISA 9.1 9.7.13.4 (membar/fence): "The memory ordering is limited only to
+// operations performed on objects in the state space specified": a .shared::cta fence does not
+// order the global stores before the async proxy's reads of them, so each landed word may be
+// the old value (a race the host reports). Then the same 1000 times with the right fence,
+// fence.proxy.async.global, as a control (PTX defines that outcome: no stale word).
+// After each iteration's reads of the landed words, fence.proxy.async.shared::cta orders them
+// before the next TMA write of the same bytes (generic reads, then async-proxy writes), so the
+// two halves differ only in the fence after the global stores. Too long for the host to
+// explore (2000 iterations of 1024 words); the GPU runner prints the sums over launches.
+//   out[0] stale words with .shared::cta only, out[1] words compared, out[2] iterations with a
+//   stale word; out[3..5] the same with fence.proxy.async.global (the control)
+struct ProxyFenceSharedOnlyThenTmaGlobal {
+  static constexpr const char* kName = "proxy-fence-shared-only-then-tma-load-global (recorded)";
+  static constexpr std::uint32_t kWords = kGmemBytes / 4, kBytes = kWords * 4, kIters = 1000;
+  static constexpr std::uint32_t kThreads = 32, kCtas = 1, kClusterX = 1, kSmemBytes = 128 + kBytes, kResults = 6;
+  static constexpr bool kSumLaunches = true;  // the runner prints out[] summed over launches
+  static constexpr const char* kAsExpected = "no stale word seen, with either fence";
+  template <class E>
+  MBCHECK_HD static void run(const E& e) {
+    using P = typename E::Platform;
+    const std::uint32_t t = P::thread_idx();
+    auto* landed = e.template smem_at<std::uint32_t>(128);
+    auto* global = e.template gmem_at<std::uint32_t>(0);
+    if (t == 0) e.bar(0).init(1);
+    P::sync_threads();
+    if (t != 0) return;
+    std::int64_t phase = 0;  // the barrier's phase: one per iteration, across both halves
+    for (std::uint32_t variant = 0; variant < 2; ++variant) {
+      std::int32_t stale = 0, stale_iterations = 0;
+      for (std::uint32_t it = 0; it < kIters; ++it, ++phase) {
+        const std::uint32_t base = static_cast<std::uint32_t>(phase + 1) << 12;
+        for (std::uint32_t i = 0; i < kWords; ++i) P::store(global + i, base | i);
+        if (variant == 0)
+          P::fence_proxy_async_shared_cta();  // the wrong state space: orders no global access
+        else
+          P::fence_proxy_async_global();  // the control: the right one
+        e.bar(0).arrive_expect_tx(kBytes);
+        P::cp_async_bulk_global_to_shared(landed, global, kBytes, e.bar(0).raw());
+        e.bar(0).wait(phase);
+        std::int32_t here = 0;
+        for (std::uint32_t i = 0; i < kWords; ++i) here += P::load(landed + i) != (base | i) ? 1 : 0;
+        stale += here;
+        stale_iterations += here != 0 ? 1 : 0;
+        P::fence_proxy_async_shared_cta();  // these reads before the next copy's writes
+      }
+      e.result(3 * variant, stale);
+      e.result(3 * variant + 1, static_cast<std::int32_t>(kIters * kWords));
+      e.result(3 * variant + 2, stale_iterations);
+    }
+  }
+  // True when no word was stale with either fence; the runner records, it does not judge.
+  static bool expected(const std::int32_t* out, char* why) {
+    if (out[0] != 0 || out[3] != 0)
+      return fail(why, "stale words: %d of %d after .shared::cta only (in %d iterations), %d of %d after .global",
+                  static_cast<int>(out[0]), static_cast<int>(out[1]), static_cast<int>(out[2]),
+                  static_cast<int>(out[3]), static_cast<int>(out[4]));
+    return true;
+  }
+};
 
 }  // namespace mbcheck::conformance
