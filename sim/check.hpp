@@ -34,6 +34,9 @@ const char* to_string(CheckVerdict v);
 struct Counterexample {
   Verdict kind = Verdict::completed;
   std::optional<MisuseKind> misuse;
+  // OnMisuse::proceed: the misuse the execution went on past, whose consequence `kind` is
+  // (or, with kind misuse or aliasing and no consequence found, the misuse itself).
+  std::optional<MisuseKind> root_misuse;
   std::string cause;
   std::vector<std::string> details;
   std::vector<AgentId> schedule;

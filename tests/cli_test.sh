@@ -646,6 +646,17 @@ PY
   { echo "FAIL: replay of a crash token with every output: exit $rc, $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); }
 validate replay "$tmp/crash_replay.json"
 
+# --on-misuse continue: the hardware's answer to a misuse (the second arrive counts), and the
+# hang it leads to, named with its root; the replay token keeps the mode.
+dbl=(epi-load --mutation double-arrive --tiles 4 --threads-per-warp 1 --store-warps 1)
+expect 1 "bug:      misuse" -- check "${dbl[@]}"
+expect 1 "bug:      deadlock" -- check "${dbl[@]}" --on-misuse continue
+expect 1 "root misuse (missing-wait, step 18)" -- check "${dbl[@]}" --on-misuse continue
+token=$("$MBCHECK" check "${dbl[@]}" --on-misuse continue 2>&1 | sed -n 's/^replay: *//p')
+expect 1 "the consequence of the missing-wait at step 18" -- replay "$token"
+expect 1 "bug: deadlock" -- check "${dbl[@]}" --on-misuse continue --strategy random --runs 50
+expect_usage "--on-misuse later: one of stop, continue" check epi-load --on-misuse later
+
 # check/run PROTOCOL --help: that protocol's own shape flags with their meaning and default,
 # no other protocol's; a user's protocol is not called a bundled one.
 help_has() {  # help_has <label> <file> <must contain>... -- <must not contain>...

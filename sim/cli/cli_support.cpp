@@ -75,6 +75,7 @@ nlohmann::json result_json(const std::string& protocol, CliProgram& program, con
     j["cause"] = cex->cause;
     j["details"] = cex->details;
     if (cex->misuse) j["misuse"] = std::string(to_string(*cex->misuse));
+    if (cex->root_misuse) j["root_misuse"] = std::string(to_string(*cex->root_misuse));
     j["steps"] = cex->steps;
     j["timeline"] = cex->timeline;
     j["counterexample"] = nlohmann::json::parse(counterexample_json(visual_input(program, cex->schedule, "", token)));

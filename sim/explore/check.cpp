@@ -42,6 +42,7 @@ Counterexample make_counterexample(Program& program, const Outcome& bug, std::si
   Counterexample cex;
   cex.kind = bug.verdict;
   cex.misuse = bug.misuse;
+  if (bug.root) cex.root_misuse = bug.root->kind;
   cex.cause = bug.message;
   cex.details = bug.details;
   cex.schedule = bug.schedule;

@@ -20,6 +20,7 @@ void DporSearch::on_step(const Runtime& rt, const StepInfo& step) {
   groups_.clear();
   forced_.clear();
   singles_.clear();
+  parity_early_.clear();
   watch_.clear();
   watch_base_ = nullptr;
   classify(rt, step, e, early_, groups_, forced_);
@@ -123,6 +124,10 @@ void DporSearch::find_races(std::uint32_t index, const Event& e) {
   // enabled (it reports the misuse), and an observer of phase q is enabled before phase q-1
   // completes (it aliases). Their reversals put this event before those ops, so they are
   // computed without the forced orderings.
+  for (std::uint32_t c : parity_early_) {  // before any join: one may order another
+    const Event& other = events_[c];
+    if (other.agent != e.agent && !arena_.covers(acc_, other.agent, other.seq)) add_race(c, index, e, acc_);
+  }
   races_found_.clear();
   check_races(early_, e);
   for (std::uint32_t c : races_found_) add_race(c, index, e, acc_);  // acc_: no own entry yet
@@ -168,33 +173,40 @@ void DporSearch::completion_races(const Event& e) {
 }
 
 // A wait still blocked at the end never ran, so it has no event; but it could have run
-// while the phase before the one it awaits was open (and aliased): its races with the
-// counter ops of that phase are reversed as if it ran now.
+// while the phase before the one it awaits was open (and aliased), or, read by parity, while a
+// later phase of the other parity was: its races with the counter ops of those phases are
+// reversed as if it ran now.
 void DporSearch::on_blocked(const Runtime& rt) {
   for (std::size_t id = 0; id < rt.agent_count(); ++id) {
     const Agent& a = rt.agent(static_cast<AgentId>(id));
     if (a.kind != Agent::Kind::thread || a.state != Agent::State::blocked || !is_blocking_wait(a.op)) continue;
-    Event& w = blocked_event_;
-    WorkClock& wc = blocked_clock_;
-    w.agent = a.id;
-    wc.clear();
-    w.seq = 1;
-    if (id < last_event_.size() && last_event_[id] >= 0) {
-      arena_.expand(events_[static_cast<std::size_t>(last_event_[id])], wc);
-      w.seq = events_[static_cast<std::size_t>(last_event_[id])].seq + 1;
+    // Answered by parity (OnMisuse::proceed), the wait also returns while any later phase of
+    // the other parity is open (k + 1, k + 3, ...): it races with the counter ops of each, one
+    // phase at a time (a later phase's ops are ordered after an earlier one's and would hide them).
+    const bool by_parity = rt.launch().on_misuse == OnMisuse::proceed && !a.op.bar->named;
+    for (std::int64_t open = a.op.arg - 1; open < (by_parity ? a.op.bar->phase : a.op.arg); open += 2) {
+      PhaseEvents* ph = history(a.op.bar->id).find(open);
+      if (!ph || ph->counters.empty()) continue;
+      Event& w = blocked_event_;
+      WorkClock& wc = blocked_clock_;
+      w.agent = a.id;
+      wc.clear();
+      w.seq = 1;
+      if (id < last_event_.size() && last_event_[id] >= 0) {
+        arena_.expand(events_[static_cast<std::size_t>(last_event_[id])], wc);
+        w.seq = events_[static_cast<std::size_t>(last_event_[id])].seq + 1;
+      }
+      std::vector<std::uint32_t> list(ph->counters.begin(), ph->counters.end());
+      std::sort(list.begin(), list.end(), std::greater<>());
+      std::vector<std::uint32_t> found;
+      for (std::uint32_t c : list) {
+        const Event& other = events_[c];
+        if (other.agent == w.agent || arena_.covers(wc, other.agent, other.seq)) continue;
+        arena_.join_into(other, wc);
+        found.push_back(c);
+      }
+      for (std::uint32_t c : found) add_race(c, static_cast<std::uint32_t>(n_events_), w, wc);
     }
-    PhaseEvents* prev = history(a.op.bar->id).find(a.op.arg - 1);
-    if (!prev) continue;
-    std::vector<std::uint32_t> list(prev->counters.begin(), prev->counters.end());
-    std::sort(list.begin(), list.end(), std::greater<>());
-    std::vector<std::uint32_t> found;
-    for (std::uint32_t c : list) {
-      const Event& other = events_[c];
-      if (other.agent == w.agent || arena_.covers(wc, other.agent, other.seq)) continue;
-      arena_.join_into(other, wc);
-      found.push_back(c);
-    }
-    for (std::uint32_t c : found) add_race(c, static_cast<std::uint32_t>(n_events_), w, wc);
   }
 }
 
@@ -408,6 +420,14 @@ void DporSearch::classify_observer(BarrierHistory& h, const StepInfo& step, Even
   }
   // Counter ops of q+1 race with it only by completing q+1 (it aliases after that): the
   // completing op finds that race (see on_step).
+  // Answered by parity after the barrier lapped it (OnMisuse::proceed; stopping, such a wait is
+  // a misuse and never answers): it could have run while any phase between was open, where
+  // it answers otherwise, so it races with their counter ops.
+  const MbarrierState& bar = *step.op.bar;
+  if (step.result && bar.is_live() && !bar.named)
+    for (std::int64_t open = q + 1; open < bar.phase; ++open)
+      if (PhaseEvents* it = h.find(open))
+        parity_early_.insert(parity_early_.end(), it->counters.begin(), it->counters.end());
 }
 
 void DporSearch::classify_counter(BarrierHistory& h, const StepInfo& step, Event& e, std::vector<Group>& groups) {

@@ -266,8 +266,11 @@ class DporSearch final : public Strategy, public StepObserver {
   std::size_t n_events_ = 0;
   std::vector<std::uint32_t> early_, candidates_, races_found_;
   std::vector<std::span<const std::uint32_t>> singles_;  // see on_step
-  std::vector<std::uint32_t> watch_;                     // observers a completion races with
-  const Summary* watch_base_ = nullptr;                  // the completed phase's counter ops
+  // A wait answered by parity after its barrier lapped it (OnMisuse::proceed): the counter ops
+  // of each phase it could have run in, each its own race (one covering another hides none).
+  std::vector<std::uint32_t> parity_early_;
+  std::vector<std::uint32_t> watch_;     // observers a completion races with
+  const Summary* watch_base_ = nullptr;  // the completed phase's counter ops
   WorkClock completion_clock_;
   struct GroupWaitJoin {
     std::vector<std::uint8_t> joined;  // per member (of its owner's): an earlier wait of the thread joined it

@@ -178,9 +178,10 @@ bool Exploration::account(const Outcome& out) {
   ++result_.stats.executions;
   if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++result_.stats.blocked;
   if (on_execution_) on_execution_(out);
-  if (is_bug(out.verdict) && !result_.bug) {
+  // The first bug, or under OnMisuse::proceed the first with a consequence over a misuse alone.
+  if (is_bug(out.verdict) && (!result_.bug || (result_.bug->root_only && !out.root_only))) {
     result_.bug = out;
-    return options_.stop_at_first_bug;
+    return options_.stop_at_first_bug && !out.root_only;
   }
   return false;
 }
@@ -257,7 +258,7 @@ bool Exploration::merge(std::vector<WaveResult>& results) {
     if (on_execution_)
       for (const Outcome& o : w.outcomes) on_execution_(o);
     for (const auto& d : w.deferred) dpor_.apply(d);
-    if (w.bug && !result_.bug) {
+    if (w.bug && (!result_.bug || (result_.bug->root_only && !w.bug->root_only))) {
       result_.bug = std::move(w.bug);
       if (w.stopped) return true;  // one search would not have gone past this subtree
     }
@@ -316,7 +317,8 @@ ExploreResult Exploration::run() {
     }
     if (stopped) break;
     if (!more) {
-      result_.stats.complete = (!result_.bug || !options_.stop_at_first_bug) && dpor_.bound_cut == 0;
+      result_.stats.complete =
+          (!result_.bug || !options_.stop_at_first_bug || result_.bug->root_only) && dpor_.bound_cut == 0;
       break;
     }
     if (options_.max_executions && result_.stats.executions >= options_.max_executions) break;

@@ -84,7 +84,10 @@ class FuzzCampaign {
     result_.runs = runs_.load();
     result_.transitions = transitions_.load();
     result_.step_limited_runs = step_limited_.load();
-    if (!bugs_.empty()) take_first_bug();
+    if (!bugs_.empty())
+      take_first_bug(*bugs_.begin(), true);
+    else if (root_only_)
+      take_first_bug(*root_only_, false);
     result_.interrupted = stop_requested();
     result_.seconds = elapsed();
     return std::move(result_);
@@ -192,6 +195,10 @@ class FuzzCampaign {
       if (out.verdict == Verdict::step_limit) step_limited_.fetch_add(1);  // proves nothing: not a bug
       if (is_bug(out.verdict) && out.verdict != Verdict::step_limit) {
         std::lock_guard lock(mu_);
+        if (out.root_only) {  // OnMisuse::proceed, a misuse with no consequence: runs go on
+          if (!root_only_ || i < root_only_->first) root_only_.emplace(i, std::move(out));
+          continue;
+        }
         bugs_.emplace(i, std::move(out));
         std::uint64_t cur = first_bug_.load();
         while (i < cur && !first_bug_.compare_exchange_weak(cur, i)) {}
@@ -236,11 +243,11 @@ class FuzzCampaign {
     }
   }
 
-  void take_first_bug() {
+  void take_first_bug(const std::pair<const std::uint64_t, Outcome>& bug, bool stopped) {
     // With several jobs, runs above the first bug may have run too: the result is the same
-    // as one job's, which stops at the first bug.
-    const auto& [index, outcome] = *bugs_.begin();
-    result_.runs = std::min<std::uint64_t>(result_.runs, (index - options_.shard_index) / stride() + 1);
+    // as one job's, which stops at the first bug (not at a misuse alone: OnMisuse::proceed).
+    const auto& [index, outcome] = bug;
+    if (stopped) result_.runs = std::min<std::uint64_t>(result_.runs, (index - options_.shard_index) / stride() + 1);
     result_.bug_run = index;
     result_.verdict = CheckVerdict::bug;
     result_.original_preemptions = count_preemptions(*main_program_, outcome.schedule);
@@ -266,6 +273,7 @@ class FuzzCampaign {
   std::atomic<std::uint64_t> first_bug_{~std::uint64_t{0}};
   std::mutex mu_;
   std::map<std::uint64_t, Outcome> bugs_;
+  std::optional<std::pair<const std::uint64_t, Outcome>> root_only_;  // the lowest run's
   std::atomic<unsigned> active_{0};
   std::atomic<bool> failed_{false};
   std::uint64_t error_run_ = ~std::uint64_t{0};

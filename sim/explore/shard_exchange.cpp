@@ -28,7 +28,9 @@ nlohmann::json outcome_json(const Outcome& o) {
           {"details", o.details},
           {"schedule", o.schedule},
           {"steps", o.steps},
-          {"culprits", o.culprits}};
+          {"culprits", o.culprits},
+          {"root", o.root ? static_cast<int>(o.root->kind) : -1},  // (its text: in message and details)
+          {"root_only", o.root_only}};
 }
 
 Outcome outcome_from_json(const nlohmann::json& j) {
@@ -45,6 +47,13 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.schedule = j.at("schedule").get<std::vector<AgentId>>();
   o.steps = u64(j, "steps");
   o.culprits = j.at("culprits").get<std::vector<AgentId>>();
+  const int root = j.value("root", -1);
+  if (root > static_cast<int>(kLastMisuseKind)) throw std::invalid_argument("\"root\" out of range");
+  if (root >= 0) {
+    o.root.emplace();
+    o.root->kind = static_cast<MisuseKind>(root);
+  }
+  o.root_only = j.value("root_only", false);
   return o;
 }
 

@@ -75,11 +75,11 @@ inline WaveResult run_subtree(Program& program, Runtime& rt, const NodeStack& pr
     } else {
       ++res.stats.executions;
       if (out.verdict == Verdict::deadlock || out.verdict == Verdict::livelock) ++res.stats.blocked;
-      const bool bug = is_bug(out.verdict) && !res.bug;
+      const bool bug = is_bug(out.verdict) && (!res.bug || (res.bug->root_only && !out.root_only));
       if (keep_outcomes) res.outcomes.push_back(out);
       if (bug) {
         res.bug = std::move(out);
-        if (options.stop_at_first_bug) {
+        if (options.stop_at_first_bug && !res.bug->root_only) {
           res.stopped = true;
           break;
         }

@@ -107,6 +107,7 @@ void Runtime::wait(MbarrierState& bar, std::int64_t phase, Acquire acquire) {
     // Enabled means complete (or a misuse, which throws); anything else is a runtime bug.
     if (!bar.test_wait_parity(phase)) throw std::logic_error("mbcheck: a blocked wait was scheduled");
   });
+  phase = answered_phase(bar, phase);
   if (acquire != Acquire::none) races_.acquire(current_->id, bar.id, phase, acquire == Acquire::cluster);
   record(*current_, &bar);
   observe(current_->id, current_->op, bar.phase, false, true);
@@ -166,7 +167,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   perform([&] { check_barrier_user(bar); });
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   Agent& a = *current_;
-  if (complete) races_.acquire(a.id, bar.id, awaited);
+  if (complete) races_.acquire(a.id, bar.id, answered_phase(bar, awaited));
   // An await that a changed word let run while the phase is still open is an ordinary
   // failed poll, ordered after the write that changed it (StepInfo::read_woken).
   const bool read_woken = !complete && a.op.await;

@@ -45,6 +45,16 @@ enum class Verdict : std::uint8_t {
 const char* to_string(Verdict v);
 inline bool is_bug(Verdict v) { return v != Verdict::completed && v != Verdict::pruned; }
 
+// Under OnMisuse::proceed (LaunchShape::on_misuse): the first misuse of an execution that the
+// emulator answered as the hardware does and went on past, the root of what followed.
+struct RootMisuse {
+  MisuseKind kind = MisuseKind::missing_wait;
+  Verdict verdict = Verdict::misuse;  // the verdict it has alone: misuse, or aliasing
+  std::string message;                // as the misuse alone is reported
+  std::uint64_t step = 0;             // the step that made it
+  std::vector<AgentId> culprits;
+};
+
 struct Outcome {
   Verdict verdict = Verdict::completed;
   std::optional<MisuseKind> misuse;
@@ -65,6 +75,11 @@ struct Outcome {
     std::string text;      // what happened there
   };
   std::vector<Located> located;
+  // OnMisuse::proceed: the misuse the execution went on past. With a consequence (a deadlock,
+  // livelock, race, wrong result, a trap) the verdict and message are the consequence's and
+  // name it; with none, `root_only` and the verdict is the misuse's own.
+  std::optional<RootMisuse> root;
+  bool root_only = false;
 
   // Every field to its default, the buffers kept (a runtime's next execution reuses them:
   // Runtime::execute_in_place). A field added above is reset here too.
@@ -78,8 +93,13 @@ struct Outcome {
     culprits.clear();
     cut_short = false;
     located.clear();
+    root.reset();
+    root_only = false;
   }
 };
+// A bug that ends a search that stops at its first: under OnMisuse::proceed a misuse with no
+// consequence in its execution does not (another schedule may show the consequence).
+inline bool stops_search(const Outcome& o) { return is_bug(o.verdict) && !o.root_only; }
 
 // One step of a recorded execution (RunLimits::record_trace).
 struct TraceEntry {
@@ -96,6 +116,9 @@ struct TraceEntry {
 std::string source_path(const char* file);
 // Fills a trace entry's source line from the call site its agent announced (none: left empty).
 void name_site(TraceEntry& t, const CallSite& site);
+
+// --on-misuse: stop at a misuse, or answer the ones the hardware answers and go on.
+enum class OnMisuse : std::uint8_t { stop, proceed };
 
 // What one execution launches: a grid of CTAs of threads, each CTA with its own zeroed
 // dynamic shared memory.
@@ -114,6 +137,10 @@ struct LaunchShape {
   // alone. True: the whole warp group converges at each, as the H200 was measured to do
   // (device/RESULTS.md): a mode, since PTX does not promise it.
   bool warpgroup_converges = false;
+  // What a misuse the hardware answers does (missing-wait: the arrive counts; phase-aliasing:
+  // the wait is answered by parity): stop there (a misuse verdict), or proceed as the hardware
+  // does, to the deadlock, race or wrong result it leads to (Outcome::root names the misuse).
+  OnMisuse on_misuse = OnMisuse::stop;
 };
 // Why `shape` cannot be launched (a cluster that does not divide the grid, ...), or nullopt.
 std::optional<std::string> launch_shape_error(const LaunchShape& shape);

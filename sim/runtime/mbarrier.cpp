@@ -94,7 +94,7 @@ void MbarrierState::inval() {
 void MbarrierState::refuse_arrive_on(std::int64_t count, std::string_view op) const {
   if (count < 1 || count > kMaxArriveCount)
     throw MisuseError(MisuseKind::count_out_of_range, fmt::format("{}: count {} outside [1, 2^20-1]", op, count));
-  if (!named && phase > 0 && !phase_observed)
+  if (!named && !excused && phase > 0 && !phase_observed)
     throw MisuseError(MisuseKind::missing_wait, fmt::format("{} in phase {} but no wait returned true for phase {} "
                                                             "(PTX 'missing wait' rule) ({})",
                                                             op, phase, phase - 1, describe()));

@@ -86,6 +86,10 @@ struct MbarrierState {
   // arrivals need no wait on the phase before (surplus arrivals are legal there, if rarely
   // meant), and a wait for a generation is answered by it however many came after (no aliasing).
   bool named = false;
+  // Set by the runtime around one operation that it runs again as the hardware would after a
+  // misuse it answers (LaunchShape::on_misuse): an arrive-on past a missing wait counts, a wait
+  // for an aliased phase is answered by its parity.
+  bool excused = false;
 
   // --- instructions ------------------------------------------------------------------
   // Each returns whether the current phase completed because of it (the runtime wakes
@@ -111,10 +115,12 @@ struct MbarrierState {
 
   // --- queries (no side effects, for the scheduler and reports) ----------------------
   bool is_live() const { return life == Life::live; }
-  // Would a blocking wait for `awaited_phase` return (or report a misuse) if run now?
-  bool wait_would_proceed(std::int64_t awaited_phase) const {
+  // Would a blocking wait for `awaited_phase` return (or report a misuse) if run now? By
+  // parity (OnMisuse::proceed): as the hardware answers, an aliasing wait included.
+  bool wait_would_proceed(std::int64_t awaited_phase, bool by_parity = false) const {
     if (life != Life::live) return true;  // proceeds to report the misuse
     if (named) return awaited_phase < phase;
+    if (by_parity) return ((awaited_phase ^ phase) & 1) != 0;
     return awaited_phase != phase;  // complete, or an aliasing wait that will be reported
   }
   std::string describe() const;  // "phase 2, pending 127/128, tx 0"
@@ -127,7 +133,7 @@ struct MbarrierState {
   }
   [[noreturn]] void not_live(std::string_view op) const;
   void check_arrive_on(std::int64_t count, std::string_view op) const {  // throws, changes nothing
-    if (count < 1 || count > kMaxArriveCount || (!named && phase > 0 && !phase_observed) || count > pending)
+    if (count < 1 || count > kMaxArriveCount || (!named && !excused && phase > 0 && !phase_observed) || count > pending)
         [[unlikely]]
       refuse_arrive_on(count, op);
   }
@@ -201,8 +207,10 @@ inline bool MbarrierState::test_wait_parity(std::int64_t awaited_phase) {
   // A named barrier's waiter waits for its own generation, whatever came after it: nothing
   // there answers by parity.
   if (named) return awaited_phase < phase;
-  if (awaited_phase != phase && awaited_phase != phase - 1) [[unlikely]]
-    refuse_aliasing(awaited_phase);
+  if (awaited_phase != phase && awaited_phase != phase - 1) [[unlikely]] {
+    if (!excused) refuse_aliasing(awaited_phase);
+    return ((awaited_phase ^ phase) & 1) != 0;  // the hardware's answer: the parity's
+  }
   bool complete = awaited_phase == phase - 1;
   if (complete && phase > 0) phase_observed = true;
   return complete;

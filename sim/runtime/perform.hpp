@@ -7,20 +7,27 @@
 
 namespace mbcheck::sim {
 
-// Runs an operation's body; a misuse it finds ends the execution with that verdict.
+// Runs an operation's body; a misuse it finds ends the execution with that verdict, unless
+// the launch proceeds past the misuses the hardware answers (OnMisuse::proceed): then the
+// misuse is kept as the execution's root and the body runs again as the hardware runs it
+// (its checks throw before they change anything, so the first attempt left no trace).
 template <class F>
 auto Runtime::perform(F&& f) {
   try {
     return f();
   } catch (const MisuseError& e) {
-    const Agent& a = *current_;
-    // The failing operation is an event too: the explorer must see its races to find the
-    // schedules that avoid (or move) this misuse.
-    observe(a.id, a.op, a.op.bar ? a.op.bar->phase : 0, false, false);
-    end(e.kind == MisuseKind::phase_aliasing ? Verdict::aliasing : Verdict::misuse,
-        fmt::format("{}: {}: {}", describe_agent(a.id), describe_op(a), e.what()), e.kind);
-    outcome_.culprits = {a.id};
-    throw Aborted{};
+    if (!answer_as_hardware(e)) end_misuse(e);
+  }
+  MbarrierState& bar = *current_->op.bar;  // answer_as_hardware: an mbarrier operation's
+  struct Excuse {
+    MbarrierState& bar;
+    ~Excuse() { bar.excused = false; }
+  } excuse{bar};
+  bar.excused = true;
+  try {
+    return f();
+  } catch (const MisuseError& e) {
+    end_misuse(e);  // one the hardware does not answer (an over-arrival: a trap)
   }
 }
 

@@ -31,7 +31,9 @@ unsigned char* Runtime::shared_memory() { return cta_shared_memory(current_->cta
 bool Runtime::is_enabled_uncommon(const Agent& a) const {
   switch (a.op.kind) {
     case OpKind::test_wait:
-    case OpKind::try_wait: return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg) || await_word_changed(a);
+    case OpKind::try_wait:
+      return !a.op.await || a.op.bar->wait_would_proceed(a.op.arg, shape_.on_misuse == OnMisuse::proceed) ||
+             await_word_changed(a);
     case OpKind::atomic_load:  // a load loop's await: once a word of its iteration changed
       return !a.op.await || await_word_changed(a);
     default: return a.op.info().dependence != Dependence::group_wait || waited_for(a, a.op) == 0;
@@ -50,8 +52,7 @@ bool Runtime::await_word_changed(const Agent& a) {
   if (a.op.info().dependence == Dependence::block_sync) return block_wait_arrive(a);
   if (is_enabled_now(a)) {
     add_enabled(a);
-    if (is_blocking_wait(a.op) && (!a.op.bar->is_live() || a.op.arg >= a.op.bar->phase))
-      info(*a.op.bar).fragile_waits.push_back(a.id);
+    if (is_blocking_wait(a.op) && wait_is_fragile(a)) info(*a.op.bar).fragile_waits.push_back(a.id);
     return;
   }
   a.state = Agent::State::blocked;
@@ -75,16 +76,17 @@ void Runtime::new_phase(MbarrierState& bar, BarrierInfo& bi) {
       remove_enabled(w);
       w.state = Agent::State::blocked;
       bi.waiters.push_back(w.id);
-    } else if (!bar.is_live() || w.op.arg >= bar.phase) {
+    } else if (wait_is_fragile(w)) {
       bi.fragile_waits.push_back(id);
     }
   }
   auto keep = bi.waiters.begin();
   for (AgentId id : bi.waiters) {
     Agent& w = *agent_at_[id];
-    if (is_enabled_now(w))
+    if (is_enabled_now(w)) {
       add_enabled(w);
-    else
+      if (shape_.on_misuse == OnMisuse::proceed && is_blocking_wait(w.op)) bi.fragile_waits.push_back(id);
+    } else
       *keep++ = id;
   }
   bi.waiters.erase(keep, bi.waiters.end());
@@ -296,6 +298,24 @@ void Runtime::end_blocked() {
     } else {
       what = fmt::format("wait {}; {}: {}", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
                          barrier_name(*a.op.bar), a.op.bar->describe());
+      const MbarrierState& bar = *a.op.bar;
+      if (shape_.on_misuse == OnMisuse::proceed && bar.is_live() && !bar.named && a.op.arg < bar.phase - 1) {
+        // A wait the barrier lapped: stopping, the emulator reports it as phase-aliasing; the
+        // hardware reads the parity and waits on. The misuse is the root, if nothing came first.
+        if (!outcome_.root) {
+          outcome_.root.emplace();
+          outcome_.root->kind = MisuseKind::phase_aliasing;
+          outcome_.root->verdict = Verdict::aliasing;
+          outcome_.root->message = fmt::format("{}: {}: waits for phase {} while the barrier is in phase {}",
+                                               describe_agent(a.id), describe_op(a), a.op.arg, bar.phase);
+          outcome_.root->step = steps_;
+          outcome_.root->culprits = {a.id};
+        }
+        what += fmt::format(
+            " (phases {} to {} completed: the open phase {} has the parity of phase {}, so the "
+            "wait reads it as not complete)",
+            a.op.arg, bar.phase - 1, bar.phase, a.op.arg);
+      }
     }
     if (!groups.empty() && groups.back().cta == a.cta && groups.back().last + 1 == a.thread &&
         groups.back().what == what) {
@@ -446,6 +466,7 @@ Outcome& Runtime::execute_in_place(Program& program, Strategy& strategy, const R
   }
   outcome_.steps = steps_;
   if (outcome_.verdict == Verdict::completed) judge_output(program);
+  if (outcome_.root) conclude_root();
   return outcome_;
 }
 

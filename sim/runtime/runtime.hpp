@@ -423,14 +423,30 @@ class Runtime {
   bool announce_and_run();  // the rest: the Op is the agent's now
   template <class F>
   auto perform(F&& f);  // runs an op body, turning MisuseError into the outcome
+  // sim/runtime/misuse.cpp: a misuse ends the execution, or (OnMisuse::proceed) is kept as its
+  // root while the op runs again as the hardware runs it; conclude_root names both at the end.
+  [[noreturn]] void end_misuse(const MisuseError& e);
+  bool answer_as_hardware(const MisuseError& e);
+  // The phase a wait that returned true acquires: the awaited one, or for an aliased wait the
+  // hardware answered by parity (OnMisuse::proceed), the last completed one, which it saw.
+  static std::int64_t answered_phase(const MbarrierState& bar, std::int64_t awaited) {
+    return bar.named || !bar.is_live() || awaited == bar.phase - 1 ? awaited : bar.phase - 1;
+  }
+  void conclude_root();
   void announce(Agent& a);
   // Inline for what most steps are (an arrive, a copy, a sync, a plain wait), as announce()
   // asks at every step; polls, atomic loads and wait_groups out of line.
   bool is_enabled_now(const Agent& a) const {
-    if (a.op.kind == OpKind::wait) return a.op.bar->wait_would_proceed(a.op.arg);
+    if (a.op.kind == OpKind::wait) return a.op.bar->wait_would_proceed(a.op.arg, shape_.on_misuse == OnMisuse::proceed);
     return !needs_enabled_test(a.op.info().dependence) || is_enabled_uncommon(a);
   }
   bool is_enabled_uncommon(const Agent& a) const;
+  // An enabled blocking wait that a new phase of its barrier may disable: on uninitialised
+  // memory, for a phase ahead, or any, answered by parity (OnMisuse::proceed: two phases on,
+  // the parity reads not complete again).
+  bool wait_is_fragile(const Agent& a) const {
+    return !a.op.bar->is_live() || a.op.arg >= a.op.bar->phase || shape_.on_misuse == OnMisuse::proceed;
+  }
   static bool await_word_changed(const Agent& a);
   // The enabled set (a list for the strategy's pick, bits for lowest_enabled): inline, as
   // every step adds and removes one.
