@@ -1,6 +1,7 @@
 // The command line's shared pieces: exit codes, flag validators, shape flags, the progress
 // line, output files (--html, --trace) and stdout, and the process-wide handlers (out of
-// memory, SIGINT/SIGTERM) with the memory limit. The subcommands are in sim/main.cpp.
+// memory, SIGINT/SIGTERM) with the memory limit. The subcommands are in
+// sim/cli/cmd_*.cpp.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -109,7 +109,7 @@ void Runtime::syncwarp(std::uint32_t mask) { converge_warp(mask, WarpInstruction
 
 // The leader: the lowest participating lane. PTX promises only that "the same leader thread is
 // elected for the same membermask every time"; the lowest is what the hardware elects
-// (spec/conformance/warp.hpp holds it on the GPU).
+// (spec/conformance/collectives.hpp holds it on the GPU).
 bool Runtime::elect_sync(std::uint32_t mask) {
   const std::uint32_t m = converge_warp(mask, WarpInstruction::elect_sync);
   if (m == 0) return false;
