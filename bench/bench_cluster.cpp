@@ -1,7 +1,7 @@
 // The bundled cluster-gemm protocol at full size (2 consumer warp groups of 128 per CTA):
 // exhaustive checks of the correct shapes (executions, seconds), then every mutation: the
 // verdict DPOR finds first, and the median (and worst) runs to the first bug of a random walk
-// and of PCT over 15 base seeds. README's cluster table comes from here.
+// and of PCT over 15 base seeds. docs/validation.md's cluster-gemm table comes from here.
 #include <fmt/format.h>
 
 #include <algorithm>

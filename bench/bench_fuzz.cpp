@@ -1,5 +1,6 @@
 // Median runs to the first bug for every bug-zoo mutation, uniform random walk vs PCT,
-// over 15 base seeds, printed as a Markdown table (README's fuzzing table comes from here).
+// over 15 base seeds, printed as a Markdown table (docs/validation.md's
+// runs-to-the-first-bug table comes from here).
 #include <fmt/format.h>
 
 #include <algorithm>

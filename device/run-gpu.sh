@@ -90,7 +90,7 @@ step "compute-sanitizer synccheck clusters --quick" "$OUT/sanitizer.log" \
   timeout 300 compute-sanitizer --tool synccheck --error-exitcode 3 "$BIN/test_clusters" --quick
 grep -E "ERROR SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
 # Recorded, not pass/fail: racecheck does not follow bar.arrive -> bar.sync, which orders the
-# named-barrier shape's shared tile (device/RESULTS.md, session 4).
+# named-barrier shape's shared tile (device/RESULTS.md, 2026-12-01, "clusters and collectives").
 echo "== racecheck clusters --quick (recorded)" >>"$OUT/sanitizer.log"
 timeout 300 compute-sanitizer --tool racecheck "$BIN/test_clusters" --quick >>"$OUT/sanitizer.log" 2>&1
 note "racecheck clusters --quick (recorded): $(grep -E 'RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
@@ -126,7 +126,8 @@ step "compute-sanitizer racecheck sync ops --quick" "$OUT/sanitizer.log" \
   timeout 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$BIN/test_sync_ops" --quick
 grep -E "RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
 # Recorded, not pass/fail: synccheck reports "Missing wait" for the incrementing
-# cp.async.mbarrier.arrive beside a plain arrive (device/RESULTS.md, session 4).
+# cp.async.mbarrier.arrive beside a plain arrive (device/RESULTS.md, 2026-12-01, "clusters
+# and collectives").
 echo "== synccheck sync ops --quick (recorded)" >>"$OUT/sanitizer.log"
 timeout 300 compute-sanitizer --tool synccheck "$BIN/test_sync_ops" --quick >>"$OUT/sanitizer.log" 2>&1
 note "synccheck sync ops --quick (recorded): $(grep -c 'Missing wait' "$OUT/sanitizer.log") 'Missing wait' reports so far in sanitizer.log; $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)"

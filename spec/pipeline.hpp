@@ -4,7 +4,8 @@
 // CUTLASS's PipelineTmaAsync: 2*Stages barriers laid out full[0..S) then empty[S..2S).
 //   producer: wait empty[i] (stage released) -> fill stage i, signal full[i] -> step
 //   consumer: wait full[i] (stage filled)    -> use stage i -> arrive empty[i] -> step
-// EpiLoadPipeline<P, Stages> is the epilogue-load instance of it (seed-EpiLoadPipeline.md):
+// EpiLoadPipeline<P, Stages> is the epilogue-load instance of it (spec/kernels/residual_add.hpp;
+// docs/semantics.md, "How pipelines use it"):
 // 1 producer arrival per stage (the elected lane's arrive_expect_tx) and 128 consumer
 // arrivals (4 store warps x 32 threads).
 #pragma once
@@ -19,7 +20,7 @@ namespace mbcheck {
 //
 // Phases are full counts (see platform.hpp). The consumer starts at phase 0 (it waits for
 // the first fill). The producer starts at phase -1, the phase before init, which is complete
-// from the start: the stages begin empty. Its parity, -1 & 1 == 1, is the seed's and
+// from the start: the stages begin empty. Its parity, -1 & 1 == 1, is Modular's and
 // CUTLASS's "producer starts at phase 1"; the full count is what lets the host tell a wait
 // for phase k from one for phase k+2.
 template <int Stages>

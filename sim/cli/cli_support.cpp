@@ -61,7 +61,7 @@ int report(const std::string& protocol, CliProgram& program, const Outcome& out,
 }
 
 // The fields --json shares between every strategy: what was checked, the verdict, and the
-// counterexample (schema in README "Pictures and JSON").
+// counterexample (schema: sim/output.schema.json).
 nlohmann::json result_json(const std::string& protocol, CliProgram& program, const std::string& strategy,
                            CheckVerdict verdict, const std::optional<Counterexample>& cex, const std::string& token) {
   nlohmann::json j;

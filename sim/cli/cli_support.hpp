@@ -1,6 +1,7 @@
 // The command line's shared pieces: exit codes, flag validators, shape flags, the progress
 // line, output files (--html, --trace) and stdout, and the process-wide handlers (out of
-// memory, SIGINT/SIGTERM) with the memory limit. The subcommands are in sim/main.cpp.
+// memory, SIGINT/SIGTERM) with the memory limit. The subcommands are in
+// sim/cli/cmd_*.cpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -85,7 +86,7 @@ std::optional<std::string> foreign_shape_flag(const CLI::App& app, const CLI::Ap
 int report(const std::string& protocol, CliProgram& program, const Outcome& out, bool print_token_always = false);
 
 // The fields --json shares between every strategy: what was checked, the verdict, and the
-// counterexample (schema in README "Pictures and JSON").
+// counterexample (schema: sim/output.schema.json).
 nlohmann::json result_json(const std::string& protocol, CliProgram& program, const std::string& strategy,
                            CheckVerdict verdict, const std::optional<Counterexample>& cex, const std::string& token);
 

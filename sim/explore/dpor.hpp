@@ -1,7 +1,7 @@
 // Source-set DPOR with sleep sets (Abdulla, Aronis, Jonsson, Sagonas, POPL 2014) over the
 // relation of sim/explore/dpor_relation.hpp: the strategy that picks each step and the observer that
 // turns each step into an event, finds its races and records the reversals to explore.
-// Internal to the exhaustive search (sim/explore/explore.cpp, sim/sim/explore/waves.hpp).
+// Internal to the exhaustive search (sim/explore/explore.cpp, sim/explore/waves.hpp).
 #pragma once
 
 #include <fmt/format.h>

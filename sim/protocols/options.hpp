@@ -1,5 +1,5 @@
-// What the bundled protocols share to read their options and hold their buffers (sim/
-// protocols.cpp and the protocol_*.cpp files; not part of the library's API).
+// What the bundled protocols share to read their options and hold their buffers
+// (sim/protocols/protocols.cpp, pingpong.cpp and cluster_gemm.cpp; not part of the library's API).
 #pragma once
 
 #include <fmt/format.h>

@@ -375,10 +375,10 @@ class TmaPipelineProgram final : public CliProgram {
 
 }  // namespace
 
-// sim/protocol_pingpong.cpp
+// sim/protocols/pingpong.cpp
 extern const ProtocolInfo kPingPong;
 std::unique_ptr<CliProgram> make_pingpong(const std::map<std::string, std::string>& options);
-// sim/protocol_cluster_gemm.cpp
+// sim/protocols/cluster_gemm.cpp
 extern const ProtocolInfo kClusterGemm;
 std::unique_ptr<CliProgram> make_cluster_gemm(const std::map<std::string, std::string>& options);
 

@@ -29,7 +29,7 @@ VisualInput visual_input(const Outcome& out, std::vector<TraceEntry> trace, cons
                          const std::string& replay_token);
 
 std::string chrome_trace_json(const VisualInput& in);
-// The counterexample as --json reports it (schema in README "JSON output").
+// The counterexample as --json reports it (schema: sim/output.schema.json, "counterexample").
 std::string counterexample_json(const VisualInput& in);
 std::string html_timeline(const VisualInput& in);
 // SARIF 2.1.0 for code-scanning views: the bug as one result at the failing step's source

@@ -1,6 +1,6 @@
 // Warp and warp-group collectives: a convergence of the lanes that take part (no lane leaves
 // the instruction before every one of them reached it), each with the memory order PTX gives
-// it and no more (docs/semantics.md, "Warp collectives"):
+// it and no more (docs/semantics.md, "Warp and warp-group collectives"):
 //  - bar.warp.sync (__syncwarp): "also guarantee memory ordering among threads participating
 //    in barrier" (PTX ISA 9.1, 9.7.13.2): every lane's past to every lane (release, acquire);
 //  - elect.sync and shfl.sync: no memory ordering at all (their text has none; the CUDA guide:
@@ -109,7 +109,7 @@ void Runtime::syncwarp(std::uint32_t mask) { converge_warp(mask, WarpInstruction
 
 // The leader: the lowest participating lane. PTX promises only that "the same leader thread is
 // elected for the same membermask every time"; the lowest is what the hardware elects
-// (spec/conformance/warp.hpp holds it on the GPU).
+// (spec/conformance/collectives.hpp holds it on the GPU).
 bool Runtime::elect_sync(std::uint32_t mask) {
   const std::uint32_t m = converge_warp(mask, WarpInstruction::elect_sync);
   if (m == 0) return false;
