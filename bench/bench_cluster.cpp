@@ -62,6 +62,7 @@ int main() {
     if (mutation == "order-count-mismatch" || mutation == "double-arrive" || mutation == "no-order")
       o["order"] = "named-barriers";
     if (mutation == "local-release-only") o["tiles"] = "2";
+    if (mutation == "peeled-first-k-block") o["k-blocks"] = "0";  // bites only on a tile with no k-block
     auto program = make(o);
     const ExploreResult r = explore(*program, ExploreOptions{});
     fmt::memory_buffer row;

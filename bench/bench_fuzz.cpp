@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     const std::string& protocol = mutation == kOrderingBug ? kOrderingBug : kEpiLoad;
     std::map<std::string, std::string> opts{{"tiles", tiles}, {"mutation", mutation}};
     if (mutation == "single-stage-wrong-parity") opts["stages"] = "1";
+    if (mutation == "consumer-do-while") opts["tiles"] = "0";  // bites only in a CTA with no tile
     if (protocol == "ordering-bug") opts = {{"n", "20"}};
     fmt::memory_buffer row;
     fmt::format_to(std::back_inserter(row), "| {} |",

@@ -163,7 +163,11 @@ case "$last_line" in
   *) echo "FAIL: check's last line is not the verdict line: $last_line"; failures=$((failures + 1)) ;;
 esac
 expect_usage "--strategy: bogus not in {dpor,bounded,random,pct}" check epi-load --strategy bogus
-expect_usage "--tiles 0: must be in" check epi-load --tiles 0
+expect_usage "--tiles 2000000: must be in [0, 1048576]" check epi-load --tiles 2000000
+# Zero work is a shape like any other: no tile at all, or a CTA of the grid with none.
+expect 0 "verified: 1 executions" -- check epi-load --tiles 0
+expect 0 "verified: 1 executions" -- check epi-load --tiles 1 --ctas 2 --threads-per-warp 4
+expect 1 "bug: deadlock" -- check epi-load --tiles 0 --mutation consumer-do-while
 
 # --json: one object with the documented fields; its replay token reproduces the bug.
 "$MBCHECK" check epi-load --tiles 3 --mutation consumer-count-plus-one --json >"$tmp/json"
@@ -671,7 +675,7 @@ help_has() {  # help_has <label> <file> <must contain>... -- <must not contain>.
 }
 "$MBCHECK" check epi-load --help >"$tmp/help" 2>&1 || { echo "FAIL: check epi-load --help exited $?"; failures=$((failures + 1)); }
 help_has "check epi-load --help: epi-load's shape flags with defaults" "$tmp/help" "Shape flags of epi-load:" \
-  "pipeline stages (1..8) (default 2)" "tiles of C to stream through the pipeline (default 8)" "one of: none, consumer-count-plus-one" \
+  "pipeline stages (1..8) (default 2)" "tiles of C to stream through the pipeline (0: no work; fewer than --ctas: a CTA with none) (default 8)" "one of: none, consumer-count-plus-one" \
   -- "shape flag (see list)" "--n " "--consumers" "bundled"
 "$MBCHECK" check --help >"$tmp/help" 2>&1
 help_has "check --help: every protocol's shape flags, each with its protocols" "$tmp/help" "--n TEXT" "shape flag of readers, lastzero" \

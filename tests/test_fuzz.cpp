@@ -118,7 +118,12 @@ TEST_CASE(
   const std::map<std::string, Opts> needs = {{"epi-load/single-stage-wrong-parity", {{"stages", "1"}}},
                                              {"cluster-gemm/order-count-mismatch", {{"order", "named-barriers"}}},
                                              {"cluster-gemm/double-arrive", {{"order", "named-barriers"}}},
-                                             {"cluster-gemm/no-order", {{"order", "named-barriers"}}}};
+                                             {"cluster-gemm/no-order", {{"order", "named-barriers"}}},
+                                             // the mutations that bite only on empty work
+                                             {"epi-load/consumer-do-while", {{"tiles", "0"}}},
+                                             {"tma-pipeline/consumer-peeled-first", {{"iterations", "0"}}},
+                                             {"pingpong/idle-group-returns", {{"tiles", "1"}}},
+                                             {"cluster-gemm/peeled-first-k-block", {{"k-blocks", "0"}}}};
   int mutations = 0, shrunk = 0;
   for (const ProtocolInfo& p : bundled_protocols()) {
     for (const std::string& mutation : p.mutations) {

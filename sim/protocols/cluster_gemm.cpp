@@ -23,14 +23,18 @@ const ProtocolInfo kClusterGemm{
     {{"cluster", "2x1", "cluster shape XxY (at most 16 CTAs)"},
      {"clusters", "1", "clusters in the grid"},
      {"stages", "2", "pipeline stages (1..8)"},
-     {"tiles", "2", "output tiles per CTA"},
-     {"k-blocks", "2", "blocks per tile, each through the next stage"},
+     {"tiles", "2", "output tiles per CTA (0: no work), or in all with --schedule persistent"},
+     {"schedule", "per-cta",
+      "per-cta (every CTA computes --tiles), or persistent: a persistent scheduler deals the --tiles cluster tiles "
+      "round-robin to the clusters, so with fewer tiles than --clusters some get none"},
+     {"k-blocks", "2", "blocks per tile, each through the next stage (0: the producers have no work)"},
      {"a-elems", "64", "floats of an A block (a multiple of 4 x cluster Y)"},
      {"b-elems", "64", "floats of a B block (a multiple of 4 x cluster X)"},
      {"order", "none", "none, or named-barriers: the groups take turns on one shared tile"},
      {"mutation", "none", "a deliberate protocol bug (see the mutation list)"}},
     {"no-producer-tail", "local-release-only", "unscaled-empty-count", "no-init-fence", "no-cluster-sync",
-     "wrong-multicast-mask", "skip-remote-arrivals", "order-count-mismatch", "double-arrive", "no-order"},
+     "wrong-multicast-mask", "skip-remote-arrivals", "order-count-mismatch", "double-arrive", "no-order",
+     "peeled-first-k-block"},
 };
 
 namespace {
@@ -69,8 +73,9 @@ class ClusterGemmProgram final : public CliProgram {
     shape_.cluster_y = cy;
     const auto clusters = static_cast<std::uint32_t>(r.integer("clusters", 1, 64));
     const auto stages = static_cast<int>(r.integer("stages", 1, 8));
-    params_.tiles = static_cast<std::uint32_t>(r.integer("tiles", 1, 1u << 12));
-    params_.k_blocks = static_cast<std::uint32_t>(r.integer("k-blocks", 1, 64));
+    params_.tiles = static_cast<std::uint32_t>(r.integer("tiles", 0, 1u << 12));
+    params_.persistent = r.choice("schedule", {"per-cta", "persistent"}) == "persistent";
+    params_.k_blocks = static_cast<std::uint32_t>(r.integer("k-blocks", 0, 64));
     params_.a_elems = static_cast<std::uint32_t>(r.integer("a-elems", 4, 16384));
     params_.b_elems = static_cast<std::uint32_t>(r.integer("b-elems", 4, 16384));
     params_.ordered = r.choice("order", {"none", "named-barriers"}) == "named-barriers";
@@ -92,11 +97,16 @@ class ClusterGemmProgram final : public CliProgram {
       throw ShapeError(fmt::format("--mutation {} needs a cluster of 2 or more CTAs", r.values().at("mutation")));
     if (mu == M::wrong_multicast_mask && cx == 1)
       throw ShapeError("--mutation wrong-multicast-mask breaks the B multicast: it needs a cluster X of 2 or more");
-    if (mu == M::local_release_only && params_.tiles * params_.k_blocks <= static_cast<std::uint32_t>(stages))
+    // Cluster 0 has the most tiles.
+    if (mu == M::local_release_only &&
+        cluster_gemm_tiles(params_, 0, clusters) * params_.k_blocks <= static_cast<std::uint32_t>(stages))
       throw ShapeError(
           fmt::format("--mutation local-release-only bites when a stage is refilled: it needs more "
                       "than --stages {} blocks (tiles x k-blocks)",
                       stages));
+    if (mu == M::peeled_first_k_block && (params_.k_blocks != 0 || params_.tiles == 0))
+      throw ShapeError(
+          "--mutation peeled-first-k-block bites on a tile with no k-block: it needs --k-blocks 0 and a tile");
     shape_.ctas = cx * cy * clusters;
     shape_.threads_per_cta = kClusterGemmThreads;
     shape_.warp_size = 32;
@@ -122,11 +132,20 @@ class ClusterGemmProgram final : public CliProgram {
   void thread_main() override { kernel_(params_); }
   std::optional<std::string> check_result() override {
     const std::uint32_t size = shape_.cluster_size();
+    const float* out = out_->data();
     for (std::uint32_t cta = 0; cta < shape_.ctas; ++cta) {
       const std::uint32_t rank = cta % size, c = cta / size;
       const std::uint32_t m = c * shape_.cluster_x + rank % shape_.cluster_x;
       const std::uint32_t n = c * shape_.cluster_y + rank / shape_.cluster_x;
-      for (std::uint32_t j = 0; j < params_.tiles; ++j)
+      const std::uint32_t dealt = cluster_gemm_tiles(params_, c, shape_.ctas / size);
+      // A tile not dealt to the CTA keeps reset's pattern: nobody computed it.
+      for (std::size_t e = (std::size_t{cta} * params_.tiles + dealt) * 256;
+           e < (std::size_t{cta} + 1) * params_.tiles * 256; ++e) {
+        if (!unwritten(out[e]))
+          return fmt::format("cta {} wrote {} to tile {}, which it was not dealt", cta, out[e],
+                             e / 256 % params_.tiles);
+      }
+      for (std::uint32_t j = 0; j < dealt; ++j)
         for (std::uint32_t i = 0; i < (params_.ordered ? 128u : 256u); ++i) {
           const std::uint32_t t = i % 128;
           float expected = 0;
@@ -137,23 +156,33 @@ class ClusterGemmProgram final : public CliProgram {
               expected += params_.a[ba * params_.a_elems + t % params_.a_elems] *
                           params_.b[bb * params_.b_elems + t % params_.b_elems];
             }
-          const float got = out_->data()[(std::size_t{cta} * params_.tiles + j) * 256 + i];
-          if (std::memcmp(&got, &expected, sizeof(float)) != 0)
-            return fmt::format(
-                "cta {} tile {} consumer thread {} computed {}, expected {}: it read a stage that did "
-                "not hold its block",
-                cta, j, i, got, expected);
+          const float got = out[(std::size_t{cta} * params_.tiles + j) * 256 + i];
+          if (std::memcmp(&got, &expected, sizeof(float)) == 0) continue;
+          if (unwritten(got))
+            return fmt::format("cta {} tile {}: consumer thread {}'s result (expected {}) was never written", cta, j, i,
+                               expected);
+          return fmt::format(
+              "cta {} tile {} consumer thread {} computed {}, expected {}: it read a stage that did "
+              "not hold its block",
+              cta, j, i, got, expected);
         }
     }
     return std::nullopt;
   }
   std::map<std::string, std::string> options() const override { return options_; }
   std::string result_summary() const override {
-    return fmt::format("every consumer of {} CTAs ({}x{} clusters) computed its {} tiles exactly", shape_.ctas,
-                       shape_.cluster_x, shape_.cluster_y, params_.tiles);
+    return fmt::format("every consumer of {} CTAs ({}x{} clusters) computed its {} tiles{} exactly", shape_.ctas,
+                       shape_.cluster_x, shape_.cluster_y, params_.tiles, params_.persistent ? " of the grid" : "");
   }
 
  private:
+  // Still reset's pattern: nobody wrote it.
+  static bool unwritten(float v) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits == 0xffffffffu;
+  }
+
   ClusterGemmParams params_;
   LaunchShape shape_;
   Fn kernel_ = nullptr;

@@ -20,11 +20,11 @@ const ProtocolInfo kPingPong{
     {{"stages", "2", "pipeline stages (1..8)"},
      {"group-threads", "128", "threads per consumer warp group (a multiple of --threads-per-warp)"},
      {"threads-per-warp", "32", "threads per warp (smaller values shrink the shape)"},
-     {"tiles", "4", "tiles; group t % 2 consumes tile t"},
-     {"k-blocks", "2", "blocks per tile, each a bulk copy through the next stage"},
+     {"tiles", "4", "tiles; group t % 2 consumes tile t (0: no work; 1: group 1 has none)"},
+     {"k-blocks", "2", "blocks per tile, each a bulk copy through the next stage (0: the producer has no work)"},
      {"tile-elems", "64", "floats per block (multiple of 4)"},
      {"mutation", "none", "a deliberate protocol bug (see the mutation list)"}},
-    {"no-order", "order-count-mismatch", "double-arrive", "producer-start-bit-0"},
+    {"no-order", "order-count-mismatch", "double-arrive", "producer-start-bit-0", "idle-group-returns"},
 };
 
 namespace {
@@ -51,8 +51,8 @@ class PingPongProgram final : public CliProgram {
     const auto stages = static_cast<int>(r.integer("stages", 1, 8));
     shape_.warp_size = static_cast<std::uint32_t>(r.integer("threads-per-warp", 1, 32));
     params_.group_threads = static_cast<std::uint32_t>(r.integer("group-threads", 1, 480));
-    params_.tiles = static_cast<std::uint32_t>(r.integer("tiles", 1, 1u << 12));
-    params_.k_blocks = static_cast<std::uint32_t>(r.integer("k-blocks", 1, 64));
+    params_.tiles = static_cast<std::uint32_t>(r.integer("tiles", 0, 1u << 12));
+    params_.k_blocks = static_cast<std::uint32_t>(r.integer("k-blocks", 0, 64));
     params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 16384));
     params_.mutation = r.mutation<PingPongMutation>();
     if (params_.tile_elems % 4 != 0)
@@ -64,6 +64,10 @@ class PingPongProgram final : public CliProgram {
         params_.tiles < 3)
       throw ShapeError(fmt::format("--mutation {} needs --tiles 3 or more (group 0's second tile is where it bites)",
                                    r.values().at("mutation")));
+    if (params_.mutation == PingPongMutation::idle_group_returns && params_.tiles != 1)
+      throw ShapeError(
+          "--mutation idle-group-returns bites when one group has a tile and the other none: it needs "
+          "--tiles 1");
     shape_.threads_per_cta = shape_.warp_size + 2 * params_.group_threads;
     if (shape_.threads_per_cta > 1024)
       throw ShapeError(fmt::format("{} threads per CTA: a CTA has at most 1024 threads", shape_.threads_per_cta));

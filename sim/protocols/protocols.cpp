@@ -28,7 +28,7 @@ const ProtocolInfo kEpiLoad{
     "residual-add epilogue D = accum + beta*C: 1 TMA load warp -> store warps over EpiLoadPipeline",
     {
         {"stages", "2", "pipeline stages (1..8)"},
-        {"tiles", "8", "tiles of C to stream through the pipeline"},
+        {"tiles", "8", "tiles of C to stream through the pipeline (0: no work; fewer than --ctas: a CTA with none)"},
         {"store-warps", "4", "epilogue-store (consumer) warps"},
         {"threads-per-warp", "32", "threads per warp (smaller values shrink the shape)"},
         {"tile-elems", "1024", "floats per tile (multiple of 4)"},
@@ -40,7 +40,7 @@ const ProtocolInfo kEpiLoad{
     },
     {"consumer-count-plus-one", "producer-start-phase-0", "producer-skips-empty-wait", "release-before-read",
      "tx-overcount", "tx-undercount-split", "single-stage-wrong-parity", "double-arrive", "explicit-without-signal",
-     "use-before-init", "reinit-live", "all-lanes-produce"},
+     "use-before-init", "reinit-live", "all-lanes-produce", "consumer-do-while"},
 };
 
 using KernelFn = void (*)(const ResidualAddParams&);
@@ -66,7 +66,7 @@ class EpiLoadProgram final : public CliProgram {
   explicit EpiLoadProgram(const std::map<std::string, std::string>& given) {
     OptionReader r(kEpiLoad, given);
     stages_ = static_cast<int>(r.integer("stages", 1, 8));
-    const auto tiles = static_cast<std::uint32_t>(r.integer("tiles", 1, 1u << 20));
+    const auto tiles = static_cast<std::uint32_t>(r.integer("tiles", 0, 1u << 20));
     params_.store_warps = static_cast<std::uint32_t>(r.integer("store-warps", 1, 1023));
     shape_.warp_size = static_cast<std::uint32_t>(r.integer("threads-per-warp", 1, 32));
     params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 1u << 20));
@@ -77,6 +77,10 @@ class EpiLoadProgram final : public CliProgram {
     params_.mutation = r.mutation<ResidualAddMutation>();
     if (params_.mutation == ResidualAddMutation::single_stage_wrong_parity && stages_ != 1)
       throw ShapeError("--mutation single-stage-wrong-parity needs --stages 1");
+    if (params_.mutation == ResidualAddMutation::consumer_do_while && tiles >= shape_.ctas)
+      throw ShapeError(
+          fmt::format("--mutation consumer-do-while bites in a CTA with no tile: it needs fewer --tiles than --ctas {}",
+                      shape_.ctas));
 
     if (params_.tile_elems % 4 != 0)
       throw ShapeError(
@@ -89,6 +93,8 @@ class EpiLoadProgram final : public CliProgram {
           fmt::format("--tile-elems {}: a tile of {} bytes exceeds the mbarrier tx-count limit "
                       "2^20-1 = {}",
                       params_.tile_elems, tile_bytes, kMaxTxCount));
+    if (last != 0 && tiles == 0)
+      throw ShapeError(fmt::format("--last-tile-elems {}: --tiles 0 has no last tile", last));
     if (last != 0 && (last % 4 != 0 || last > params_.tile_elems))
       throw ShapeError(fmt::format("--last-tile-elems {}: must be a multiple of 4 and at most --tile-elems {}", last,
                                    params_.tile_elems));
@@ -104,7 +110,8 @@ class EpiLoadProgram final : public CliProgram {
           fmt::format("{} CTAs of {} threads: the host simulates at most {} threads in all (one fiber "
                       "each); use fewer CTAs",
                       shape_.ctas, shape_.threads_per_cta, kMaxHostThreads));
-    const std::uint64_t elems = std::uint64_t{tiles - 1} * params_.tile_elems + (last ? last : params_.tile_elems);
+    const std::uint64_t elems =
+        tiles == 0 ? 0 : std::uint64_t{tiles - 1} * params_.tile_elems + (last ? last : params_.tile_elems);
     if (elems > std::numeric_limits<std::uint32_t>::max() / 2)
       throw ShapeError(fmt::format("{} elements in all: too large for one run", elems));
     params_.num_elems = static_cast<std::uint32_t>(elems);
@@ -230,7 +237,7 @@ const ProtocolInfo kTmaStore{
     {{"warps", "2", "warps in the CTA"},
      {"threads-per-warp", "32", "threads per warp"},
      {"tile-elems", "256", "floats per tile (multiple of 4)"},
-     {"rounds", "2", "tiles written through the one shared buffer"},
+     {"rounds", "2", "tiles written through the one shared buffer (0: no work)"},
      {"mutation", "none", "a deliberate protocol bug (see the mutation list)"}},
     {"missing-proxy-fence", "skip-read-wait"},
 };
@@ -242,7 +249,7 @@ class TmaStoreProgram final : public CliProgram {
     const auto warps = static_cast<std::uint32_t>(r.integer("warps", 1, 32));
     shape_.warp_size = static_cast<std::uint32_t>(r.integer("threads-per-warp", 1, 32));
     params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 16384));
-    params_.rounds = static_cast<std::uint32_t>(r.integer("rounds", 1, 64));
+    params_.rounds = static_cast<std::uint32_t>(r.integer("rounds", 0, 64));
     const std::string mutation = r.choice("mutation", {"none", "missing-proxy-fence", "skip-read-wait"});
     if (mutation == "missing-proxy-fence") params_.mutation = TmaStoreMutation::missing_proxy_fence;
     if (mutation == "skip-read-wait") params_.mutation = TmaStoreMutation::skip_read_wait;
@@ -290,13 +297,14 @@ const ProtocolInfo kTmaPipeline{
     "PipelineTmaAsync",
     {{"stages", "2", "pipeline stages (1..8)"},
      {"consumers", "128", "consumer threads"},
-     {"iterations", "4", "tiles streamed through the pipeline"},
+     {"iterations", "4", "tiles streamed through the pipeline (0: no work)"},
      {"tile-elems", "64", "floats per tile (multiple of 4)"},
      {"consumer-wait", "wait",
       "how consumers wait for a stage: wait, or try-then-wait (consumer_try_wait, "
       "then consumer_wait if that failed)"},
      {"mutation", "none", "a deliberate protocol bug (see the mutation list)"}},
-    {"producer-start-phase-0", "producer-skips-empty-wait", "consumer-release-before-read", "tx-overcount"},
+    {"producer-start-phase-0", "producer-skips-empty-wait", "consumer-release-before-read", "tx-overcount",
+     "consumer-peeled-first"},
 };
 
 using TmaMainloopFn = void (*)(const TmaMainloopParams&);
@@ -320,7 +328,7 @@ class TmaPipelineProgram final : public CliProgram {
     OptionReader r(kTmaPipeline, given);
     const auto stages = static_cast<int>(r.integer("stages", 1, 8));
     params_.consumers = static_cast<std::uint32_t>(r.integer("consumers", 1, 1023));
-    params_.iterations = static_cast<std::uint32_t>(r.integer("iterations", 1, 1u << 16));
+    params_.iterations = static_cast<std::uint32_t>(r.integer("iterations", 0, 1u << 16));
     params_.tile_elems = static_cast<std::uint32_t>(r.integer("tile-elems", 4, 16384));
     params_.try_wait_first = r.choice("consumer-wait", {"wait", "try-then-wait"}) == "try-then-wait";
     params_.mutation = r.mutation<TmaMainloopMutation>();
@@ -331,6 +339,8 @@ class TmaPipelineProgram final : public CliProgram {
       throw ShapeError(
           "--mutation producer-skips-empty-wait needs more --iterations than --stages (a stage must be "
           "reused for the bug to exist)");
+    if (params_.mutation == TmaMainloopMutation::consumer_peeled_first && params_.iterations != 0)
+      throw ShapeError("--mutation consumer-peeled-first bites when there is no tile: it needs --iterations 0");
     shape_.threads_per_cta = 1 + params_.consumers;
     shape_.smem_bytes = kTmaMainloopSmem[stages - 1](params_);
     if (shape_.smem_bytes > 227 * 1024)

@@ -296,8 +296,13 @@ void Runtime::end_blocked() {
     } else if (!a.op.bar || !info_of(*a.op.bar).collective.empty()) {
       what = describe_op(a);
     } else {
-      what = fmt::format("wait {}; {}: {}", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
-                         barrier_name(*a.op.bar), a.op.bar->describe());
+      // An mbarrier wait reads "wait full[0] for ...", a named barrier's "bar.sync 1 (...)".
+      std::string op = describe_op(a);
+      if (a.op.bar->named)
+        op = "at " + op;
+      else if (a.op.kind == OpKind::wait)
+        op = op.substr(5);
+      what = fmt::format("wait {}; {}: {}", op, barrier_name(*a.op.bar), a.op.bar->describe());
       const MbarrierState& bar = *a.op.bar;
       if (shape_.on_misuse == OnMisuse::proceed && bar.is_live() && !bar.named && a.op.arg < bar.phase - 1) {
         // A wait the barrier lapped: stopping, the emulator reports it as phase-aliasing; the

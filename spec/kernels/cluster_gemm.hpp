@@ -4,7 +4,9 @@
 // Launch: clusters of cluster_x by cluster_y CTAs of 384 threads, as CUTLASS's: warp group 0
 // is the producer's (its warp 0's elected lane streams, the rest exit), warp groups 1 and 2
 // consume. CTA (x, y) of
-// cluster c computes `tiles` output tiles of 256 values; tile j takes k_blocks blocks, and
+// cluster c computes `tiles` output tiles of 256 values (with `persistent`, those of the grid's
+// `tiles` cluster tiles a persistent scheduler deals it: tile w to cluster w % clusters, as its
+// tile j = w / clusters, so a cluster may get none); tile j takes k_blocks blocks, and
 // block k brings the A block of row m = c*cluster_x + x (a_elems floats) and the B block of
 // column n = c*cluster_y + y (b_elems floats) through the next stage. A is shared by the CTAs
 // of the same x, B by those of the same y: each of them loads its slice and multicasts it
@@ -17,10 +19,13 @@
 // With `ordered`, the two groups accumulate into ONE shared-memory tile in turn, ordered by
 // named barriers (FlashAttention-3's warp-group scheduling): group g syncs order[g] (ids 1, 2;
 // 256 threads) before its turn and arrives on order[1-g] after it; group 1 arrives on
-// order[0] once at the start. Group 1, the last of each block, writes the tile's result.
+// order[0] once at the start. Group 1, the last of each block, writes the tile's result; with
+// no block it stores the tile's zeros itself (as FlashAttention-3's store_zero for a tile with
+// no work), since no turn comes.
 //
 // Output: out[(cta * tiles + j) * 256 + i] (unordered), or the combined value at
-// out[(cta * tiles + j) * 256 + t] (ordered; the rest stays as reset left it).
+// out[(cta * tiles + j) * 256 + t] (ordered; the rest stays as reset left it); tiles not
+// dealt to the CTA stay as reset left them.
 #pragma once
 
 #include "spec/cluster_pipeline.hpp"
@@ -48,19 +53,31 @@ enum class ClusterGemmMutation : std::uint32_t {
   double_arrive,         // (ordered) group 1 arrives twice for its first turn (early-return
                          // arrive, then the loop's: vllm PR #26026): group 0 takes a turn early
   no_order,              // (ordered) group 0 does not wait for its turn (race on the tile)
+  peeled_first_k_block,  // the consumers peel a tile's first k-block (wait for it before
+                         // testing the count, right while there is one): with no k-block they
+                         // wait for a fill that never comes (deadlock)
 };
 
 struct ClusterGemmParams {
   const float* a = nullptr;  // [(m * tiles + j) * k_blocks + k][a_elems], 16-byte aligned
   const float* b = nullptr;  // [(n * tiles + j) * k_blocks + k][b_elems]
   float* out = nullptr;      // [ctas * tiles * 256]
-  std::uint32_t tiles = 2;
+  std::uint32_t tiles = 2;   // per CTA, or (persistent) the grid's cluster tiles
   std::uint32_t k_blocks = 2;
   std::uint32_t a_elems = 64;  // a multiple of 4 * cluster_y (each slice is whole 16 bytes)
   std::uint32_t b_elems = 64;  // a multiple of 4 * cluster_x
   bool ordered = false;
   ClusterGemmMutation mutation = ClusterGemmMutation::none;
+  bool persistent = false;  // `tiles` cluster tiles in all, dealt round-robin to the clusters
 };
+
+// How many tiles the CTAs of cluster `c` (of `clusters`) compute: slots j = 0, 1, ... of the
+// layout above.
+MBCHECK_HD inline std::uint32_t cluster_gemm_tiles(const ClusterGemmParams& p, std::uint32_t c,
+                                                   std::uint32_t clusters) {
+  if (!p.persistent) return p.tiles;
+  return c < p.tiles ? (p.tiles - c + clusters - 1) / clusters : 0;
+}
 
 inline constexpr std::uint32_t kClusterGemmThreads = 3 * 128;
 inline constexpr std::uint32_t kClusterOrderBarrier = 1;  // ids 1 and 2
@@ -104,10 +121,11 @@ MBCHECK_HD void cluster_gemm_kernel(const ClusterGemmParams& p) {
   const std::uint32_t stage_bytes = (p.a_elems + p.b_elems) * 4u;
   const std::uint32_t a_slice = p.a_elems / cy, b_slice = p.b_elems / cx;
   const std::uint32_t m = P::cluster_idx() * cx + x, n = P::cluster_idx() * cy + y;
+  const std::uint32_t tiles = cluster_gemm_tiles(p, P::cluster_idx(), P::grid_dim() / (cx * cy));
   if (me < 128) {  // the producer warp group: warp 0's elected lane streams, the others exit
     if (P::warp_idx() != 0 || !P::elect_sync(0xffffffffu)) return;
     auto st = pipe.producer_start();
-    for (std::uint32_t j = 0; j < p.tiles; ++j)
+    for (std::uint32_t j = 0; j < tiles; ++j)
       for (std::uint32_t k = 0; k < p.k_blocks; ++k, ++st) {
         pipe.producer_acquire(st, stage_bytes);
         const std::size_t block_a = (std::size_t{m} * p.tiles + j) * p.k_blocks + k;
@@ -141,9 +159,10 @@ MBCHECK_HD void cluster_gemm_kernel(const ClusterGemmParams& p) {
     if (g == 1) their_turn.arrive();  // group 0 goes first (and has zeroed the tile)
   }
   auto st = pipe.consumer_start();
-  for (std::uint32_t j = 0; j < p.tiles; ++j) {
+  const bool peeled = p.mutation == M::peeled_first_k_block;
+  for (std::uint32_t j = 0; j < tiles; ++j) {
     float acc = 0;
-    for (std::uint32_t k = 0; k < p.k_blocks; ++k, ++st) {
+    for (std::uint32_t k = 0; k < p.k_blocks || (peeled && k == 0); ++k, ++st) {
       pipe.consumer_wait(st);
       P::wgmma_fence();
       const float product = P::load(stage_a + st.index() * p.a_elems + t % p.a_elems) *
@@ -164,10 +183,13 @@ MBCHECK_HD void cluster_gemm_kernel(const ClusterGemmParams& p) {
       } else {
         acc += product;
       }
-      const bool skip = p.mutation == M::skip_remote_arrivals && k + 1 == p.k_blocks && j + 1 == p.tiles && t < 32;
+      const bool skip = p.mutation == M::skip_remote_arrivals && k + 1 == p.k_blocks && j + 1 == tiles && t < 32;
       pipe.consumer_release(st, skip, p.mutation == M::local_release_only);
     }
-    if (!p.ordered) P::store(p.out + (std::size_t{P::block_idx()} * p.tiles + j) * 256 + i, acc);
+    if (!p.ordered)
+      P::store(p.out + (std::size_t{P::block_idx()} * p.tiles + j) * 256 + i, acc);
+    else if (p.k_blocks == 0 && g == 1)  // no turn came to write the tile: its sum is empty
+      P::store(p.out + (std::size_t{P::block_idx()} * p.tiles + j) * 256 + t, 0.0f);
   }
 }
 

@@ -34,6 +34,8 @@ enum class PingPongMutation : std::uint32_t {
                          // loop's: vllm PR #26026): group 0 runs a mainloop early
   producer_start_bit_0,  // the producer's state starts at bit 0: its first wait on a fresh
                          // empty barrier never returns (deadlock)
+  idle_group_returns,    // a group with no tile returns before handing the first turn over:
+                         // with one tile, group 0 waits for its turn forever (deadlock)
 };
 
 struct PingPongParams {
@@ -88,6 +90,7 @@ MBCHECK_HD void pingpong_kernel(const PingPongParams& p) {
       p.mutation == M::order_count_mismatch && g == 1 ? p.group_threads : 2 * p.group_threads;
   const NamedBarrier<P> my_turn(order_threads, kOrderBarrier + g), their_turn(order_threads, kOrderBarrier + 1 - g);
   PipelineStateBit<Stages> st(0u);
+  if (p.mutation == M::idle_group_returns && g >= p.tiles) return;
   if (g == 1) {
     st.advance(p.k_blocks);  // tile 0 is group 0's
     their_turn.arrive();     // group 0 goes first

@@ -34,6 +34,9 @@ enum class ResidualAddMutation : std::uint32_t {
   reinit_live,                // a second thread initialises the live barriers again: misuse
   all_lanes_produce,          // every lane of the load warp follows the pipeline: a lane can
                               // fall two phases behind the elected one: aliasing
+  consumer_do_while,          // the store warps' tile loop tests its bound after the first pass
+                              // (right while every CTA has a tile): a CTA with none waits for a
+                              // fill that never comes: deadlock
 };
 
 struct ResidualAddParams {
@@ -163,6 +166,9 @@ MBCHECK_HD void residual_add_kernel(const ResidualAddParams& p) {
   } else if (warp <= p.store_warps) {
     // Epilogue-store warps.
     const std::uint32_t me = P::thread_idx() - P::warp_size();
+    if (p.mutation == M::consumer_do_while && P::block_idx() >= tiles) {
+      auto stage = pipe.consume();  // the do-while's first pass, in a CTA with no tile
+    }
     for (std::uint32_t t = P::block_idx(); t < tiles; t += P::grid_dim()) {
       if (p.mutation == M::release_before_read) {
         auto stage = pipe.acquire_consumer();

@@ -28,6 +28,9 @@ enum class TmaMainloopMutation : std::uint32_t {
   producer_skips_empty_wait,     // a second arrive.expect_tx on a full phase still open: over-arrival
   consumer_release_before_read,  // empty[s] arrives before the reads of stage s: race
   tx_overcount,                  // expect_tx counts 16 bytes more than the copy brings: deadlock
+  consumer_peeled_first,         // the consumers peel their first iteration (wait for it before
+                                 // testing the count, right while there is one): with no tile
+                                 // they wait for a fill that never comes: deadlock
 };
 
 struct TmaMainloopParams {
@@ -107,7 +110,8 @@ MBCHECK_HD void tma_mainloop_kernel(const TmaMainloopParams& p) {
   } else if (me <= p.consumers) {
     auto st = PipelineState<Stages>::consumer_start();
     float sum = 0;
-    for (std::uint32_t k = 0; k < p.iterations; ++k, ++st) {
+    const bool peeled = p.mutation == M::consumer_peeled_first;
+    for (std::uint32_t k = 0; k < p.iterations || (peeled && k == 0); ++k, ++st) {
       if (p.try_wait_first)
         pipe.consumer_wait(st, pipe.consumer_try_wait(st));
       else
