@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <sstream>
 #include <tuple>
 
 #include "sim/cli.hpp"
@@ -62,6 +63,16 @@ std::unique_ptr<CliProgram> make_reported(const Registry& registry, const std::s
 }
 
 namespace {
+
+// Help goes out through print_out, as every result does: a stdout that fails (a full disk) is
+// then one error line with its cause, however long the help (CLI11's own std::cout write left
+// no errno past stdio's buffer).
+int print_help(CLI::App& app, const CLI::Error& e) {
+  std::ostringstream out;
+  const int code = app.exit(e, out);
+  print_out("{}", out.str());
+  return code;
+}
 
 // --stack-size on check, run and replay: one fiber stack size for the search, the shrinker
 // and every replay of a counterexample.
@@ -162,9 +173,9 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   } catch (const CLI::CallForHelp& e) {
     for (auto [cmd, flags] : {std::tie(c.check.app, c.check.flags), std::tie(c.run.app, c.run.flags)})
       if (*cmd) describe_protocol(*cmd, flags, registry);
-    return app.exit(e);
+    return print_help(app, e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_help(app, e);
   } catch (const CLI::CallForVersion& e) {  // a request, not an error: stdout, exit 0
     print_out("{}\n", e.what());
     return kExitOk;
