@@ -175,10 +175,10 @@ void Runtime::end_race(const RaceDetector::Race& race) {
                     describe_agent(race.first), race.first_step, fence));
     outcome_.culprits = {race.first, race.second};
     outcome_.located = {
-        located(sites_[race.second_site],
+        located(sites_.at(race.second_site),
                 fmt::format("{} reads {} with the async proxy here (step {})", describe_agent(race.second),
                             describe_address(race.address), race.second_step)),
-        located(sites_[race.first_site], fmt::format("{} wrote it here (step {}), with no fence.proxy.async after it",
+        located(sites_.at(race.first_site), fmt::format("{} wrote it here (step {}), with no fence.proxy.async after it",
                                                      describe_agent(race.first), race.first_step))};
     return;
   }
@@ -193,33 +193,8 @@ void Runtime::end_race(const RaceDetector::Race& race) {
     return fmt::format("{} {} {} here (step {}){}", describe_agent(who), what(writes), describe_address(race.address),
                        step, a.kind == Agent::Kind::copy ? ": the copy was issued here" : "");
   };
-  outcome_.located = {located(sites_[race.second_site], access_text(race.second, race.second_writes, race.second_step)),
-                      located(sites_[race.first_site], access_text(race.first, race.first_writes, race.first_step))};
-}
-
-std::uint32_t Runtime::find_site(const CallSite& site) {
-  for (std::size_t i = site_hash(site.line, site.column) & site_mask_;; i = (i + 1) & site_mask_) {
-    const SiteSlot& slot = site_table_[i];
-    if (slot.holds(site)) return slot.id;
-    if (slot.line == 0) break;  // an empty slot: a site not seen yet
-  }
-  const auto id = static_cast<std::uint32_t>(sites_.size());
-  sites_.push_back(site);
-  if (4 * sites_.size() > site_table_.size()) {  // (sites_ holds the unknown site too)
-    std::vector<SiteSlot> old(2 * site_table_.size());
-    old.swap(site_table_);
-    site_mask_ = site_table_.size() - 1;
-    for (const SiteSlot& slot : old)
-      if (slot.line != 0) insert_site(slot);
-  }
-  insert_site({site.file, site.line, site.column, id});
-  return id;
-}
-
-void Runtime::insert_site(const SiteSlot& entry) {
-  std::size_t i = site_hash(entry.line, entry.column) & site_mask_;
-  while (site_table_[i].line != 0) i = (i + 1) & site_mask_;
-  site_table_[i] = entry;
+  outcome_.located = {located(sites_.at(race.second_site), access_text(race.second, race.second_writes, race.second_step)),
+                      located(sites_.at(race.first_site), access_text(race.first, race.first_writes, race.first_step))};
 }
 
 Outcome::Located Runtime::located(const CallSite& site, std::string text) const {

@@ -40,6 +40,7 @@
 #include "sim/runtime/agent.hpp"
 #include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/async_groups.hpp"
+#include "sim/runtime/call_sites.hpp"
 #include "sim/runtime/mbarrier.hpp"
 #include "sim/runtime/ops.hpp"
 #include "spec/platform.hpp"
@@ -91,20 +92,7 @@ class Runtime {
   // from a bitset of the enabled agents, which costs words, not agents (3,072 threads); else
   // from the list (the bits would cost every fuzzing step their upkeep).
   template <class Skip>
-  AgentId lowest_enabled(Skip&& skip) const {
-    if (!track_enabled_bits_) {
-      AgentId low = kNoAgent;
-      for (AgentId id : enabled_)
-        if (id < low && !skip(id)) low = id;
-      return low;
-    }
-    for (std::size_t w = 0; w < enabled_bits_.size(); ++w)
-      for (std::uint64_t bits = enabled_bits_[w]; bits != 0; bits &= bits - 1) {
-        const auto id = static_cast<AgentId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-        if (!skip(id)) return id;
-      }
-    return kNoAgent;
-  }
+  AgentId lowest_enabled(Skip&& skip) const;
   const Agent& agent(AgentId id) const { return *agent_at_[id]; }
   std::size_t agent_count() const { return agent_at_.size(); }
   std::uint64_t steps() const { return steps_; }
@@ -168,23 +156,12 @@ class Runtime {
   bool test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, const MbarrierToken* token = nullptr);
   // Called by HostPlatform right before test_wait: the calling thread's state, for spin
   // recognition (kept only while this execution's fibers are inside protocol code).
-  [[gnu::always_inline]] void capture_poll_state() {
-    if (!current_ || over_) return;
-    if (const std::size_t deeper = capture_thread_state(current_->snapshot, current_->stack_top, snapshot_limit_))
-      snapshot_too_deep(deeper);
-  }
+  [[gnu::always_inline]] void capture_poll_state();
   // Called by HostPlatform before an atomic load at `pc` (its inlined code: program_counter()),
   // after at(): notes the pc, and says whether the state is worth taking for spin recognition.
   // Not where the thread's last load was this very load on another word (a loop walking an
   // array: the copy would be a fifth of each of its steps).
-  bool load_wants_state(const std::int64_t* addr, const void* pc) {
-    if (!current_ || over_) return false;
-    Agent& a = *current_;
-    a.load_pc = pc;
-    if (a.loads_in_loop == 0) return true;
-    const Agent::LoadSeen& last = a.loads_seen[a.loads_in_loop - 1];
-    return last.addr == addr || last.pc != pc || pc == nullptr;
-  }
+  bool load_wants_state(const std::int64_t* addr, const void* pc);
   // How deep a runtime zeroes its threads' stacks for spin snapshots, before each execution's
   // threads (fibers.cpp), so that a snapshot holds only this execution's bytes: not at all
   // until a capture (a protocol that never polls or loads atomically pays nothing), then at
@@ -255,7 +232,7 @@ class Runtime {
   void named_barrier(std::uint32_t id, std::uint32_t count, bool sync);
   // bar.red.{popc,and,or}: bar.sync that also reduces every participant's predicate over the
   // generation; returns the popcount, or 0/1 for and/or.
-  enum class BarReduction : std::uint8_t { popc, all, any };
+  using BarReduction = runtime_records::BarReduction;
   std::uint32_t bar_red(std::uint32_t id, std::uint32_t count, BarReduction op, bool pred);
   // --- clusters (sim/runtime/cluster.cpp) --------------------------------------------------
   std::uint32_t cluster_rank() const { return current_->cta % shape_.cluster_size(); }
@@ -285,13 +262,8 @@ class Runtime {
   void data_access(const void* addr, std::size_t bytes, bool write, const CallSite& site = {});
   // A small number naming a source line, for the race detector's shadow words (0: none). Ids
   // outlive executions: the lines are the program's.
-  std::uint32_t site_id(const CallSite& site) {
-    if (site.line == 0) return 0;
-    const SiteSlot& slot = site_table_[site_hash(site.line, site.column) & site_mask_];
-    if (slot.holds(site)) return slot.id;
-    return find_site(site);
-  }
-  const CallSite& site_of(std::uint32_t id) const { return sites_[id]; }
+  std::uint32_t site_id(const CallSite& site) { return sites_.id(site); }
+  const CallSite& site_of(std::uint32_t id) const { return sites_.at(id); }
   void check_failed(const char* what);  // throws unless already unwinding
 
  private:
@@ -301,13 +273,7 @@ class Runtime {
   using CtaInfo = runtime_records::CtaInfo;
   static constexpr std::uint32_t kNamedBarriers = runtime_records::kNamedBarriers;
   struct Aborted {};  // unwinds a fiber once the execution is over
-  struct DeferredTry {
-    AgentId agent = kNoAgent;
-    MbarrierState* bar = nullptr;
-    std::int64_t phase = 0;
-    CallSite site;
-    enum class State : std::uint8_t { deferred, failed, done } state = State::deferred;
-  };
+  using DeferredTry = runtime_records::DeferredTry;
   std::vector<DeferredTry> tries_;  // by TryWaitStatus::id - 1, for this execution
   // Did every try `a` could make now of `phase` find it complete, in every order of this
   // execution's events? (wait_status: the answer a later wait on the status reads.)
@@ -320,12 +286,7 @@ class Runtime {
   // A barrier op of the current thread on `bar`: a local form needs a barrier of its own CTA,
   // a remote one (its Op::remote) a barrier whose init is visible to it, in a CTA of its
   // cluster still running.
-  void check_barrier_user(MbarrierState& bar) {
-    // One CTA: a .shared::cta use names its own CTA's barrier (or a runtime counter outside
-    // shared memory); nothing to check.
-    if (ctas_.size() == 1 && !current_->op.remote) return;
-    check_cluster_barrier_user(bar);
-  }
+  void check_barrier_user(MbarrierState& bar);
   void check_cluster_barrier_user(MbarrierState& bar);
   // May `user` use `bar`, a barrier of another CTA of its cluster? Only once an init of it is
   // visible to the user (a barrier not initialised at all is the same unfenced-init mistake);
@@ -353,13 +314,7 @@ class Runtime {
                           const MakeName& make_name);
   enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync };  // CollectiveKind's first three
   std::uint32_t converge_warp(std::uint32_t mask, WarpInstruction instruction);
-  struct WgmmaOperands {
-    const void* a;
-    std::uint32_t a_bytes;
-    const void* b;
-    std::uint32_t b_bytes;
-    std::uint32_t arg;
-  };
+  using WgmmaOperands = runtime_records::WgmmaOperands;
   bool warpgroup_step(const char* instruction, const WgmmaOperands& operands, bool release,
                       std::int64_t* round = nullptr);
   std::string describe_wgmma(const runtime_records::WgmmaStep& s) const;
@@ -367,19 +322,13 @@ class Runtime {
   std::uint32_t live_mask(std::uint32_t cta, std::uint32_t warp) const;  // its lanes that have not exited
   void leave_count(MbarrierState& bar);  // an exiting thread leaves a hidden counter (a step)
   void collectives_exit();               // an exiting lane leaves its warp's collectives (collectives.cpp)
-  struct RedArrival {
-    BarReduction op;
-    bool pred;
-    std::uint32_t result = 0;
-  };
+  using RedArrival = runtime_records::RedArrival;
   void named_barrier_op(std::uint32_t id, std::uint32_t count, bool sync, RedArrival* red);
   std::uint32_t block_reduce(std::uint32_t count, const RedArrival& red);  // bar.red 0 over all threads
   // The lanes of `warp` in `cta` that have not exited, and the lowest of them.
   std::uint32_t live_lanes(std::uint32_t cta, std::uint32_t warp, std::uint32_t* lowest) const;
   // Performs the current thread's deferred try_wait now (before its next event), if any.
-  void perform_deferred_try() {
-    if (current_->deferred_try != 0 && !over_) perform_deferred_try_now();
-  }
+  void perform_deferred_try();
   void perform_deferred_try_now();
 
   friend class StrategyScheduler;
@@ -393,32 +342,14 @@ class Runtime {
   // Announce `op` for the current agent and hand control to the scheduler; returns once the
   // agent is chosen to perform it. Returns false when the execution is over and the agent is
   // unwinding already (the op must then do nothing).
-  bool schedule_point(const Op& op) {
-    if (!begin_announcement()) return false;
-    copy_op(current_->op, op);
-    return announce_and_run();
-  }
+  bool schedule_point(const Op& op);
   // The same for an Op whose other fields are at their defaults (most steps): the fields are
   // written into the agent's from registers (copying an Op costs a step 22 instructions).
   bool schedule_point(OpKind kind, MbarrierState* bar = nullptr, std::int64_t arg = 0, bool no_complete = false,
-                      std::int8_t parity = -1) {
-    if (!begin_announcement()) return false;
-    set_op(current_->op, kind, bar, arg, no_complete, parity);
-    return announce_and_run();
-  }
+                      std::int8_t parity = -1);
   // schedule_point's part before the agent's Op is written (a deferred try_wait status makes
   // an announcement of its own first): false, or throws Aborted, when the execution is over.
-  bool begin_announcement() {
-    if (over_) [[unlikely]] {
-      if (std::uncaught_exceptions() > 0) return false;
-      throw Aborted{};
-    }
-    perform_deferred_try();  // the thread's try_wait_status comes before this event
-    if (failed_poll_) [[unlikely]]
-      flush_failed_poll_now();  // its last failed poll was no spin iteration: it is an event
-    to_runtime();
-    return true;
-  }
+  bool begin_announcement();
   [[gnu::noinline]] void flush_failed_poll_now();
   bool announce_and_run();  // the rest: the Op is the agent's now
   template <class F>
@@ -436,45 +367,19 @@ class Runtime {
   void announce(Agent& a);
   // Inline for what most steps are (an arrive, a copy, a sync, a plain wait), as announce()
   // asks at every step; polls, atomic loads and wait_groups out of line.
-  bool is_enabled_now(const Agent& a) const {
-    if (a.op.kind == OpKind::wait) return a.op.bar->wait_would_proceed(a.op.arg, shape_.on_misuse == OnMisuse::proceed);
-    return !needs_enabled_test(a.op.info().dependence) || is_enabled_uncommon(a);
-  }
+  bool is_enabled_now(const Agent& a) const;
   bool is_enabled_uncommon(const Agent& a) const;
   // An enabled blocking wait that a new phase of its barrier may disable: on uninitialised
   // memory, for a phase ahead, or any, answered by parity (OnMisuse::proceed: two phases on,
   // the parity reads not complete again).
-  bool wait_is_fragile(const Agent& a) const {
-    return !a.op.bar->is_live() || a.op.arg >= a.op.bar->phase || shape_.on_misuse == OnMisuse::proceed;
-  }
+  bool wait_is_fragile(const Agent& a) const;
   static bool await_word_changed(const Agent& a);
   // The enabled set (a list for the strategy's pick, bits for lowest_enabled): inline, as
   // every step adds and removes one.
-  void add_enabled(Agent& a) {
-    a.state = Agent::State::ready;
-    if (a.enabled_pos != ~0u) return;
-    a.enabled_pos = static_cast<std::uint32_t>(enabled_.size());
-    enabled_.push_back(a.id);
-    if (track_enabled_bits_) [[unlikely]] {
-      if (enabled_bits_.size() <= a.id / 64) enabled_bits_.resize(a.id / 64 + 1, 0);
-      enabled_bits_[a.id / 64] |= std::uint64_t{1} << (a.id % 64);
-    }
-  }
-  void remove_enabled(Agent& a) {
-    if (a.enabled_pos == ~0u) return;
-    AgentId last = enabled_.back();
-    enabled_[a.enabled_pos] = last;
-    agent_at_[last]->enabled_pos = a.enabled_pos;
-    enabled_.pop_back();
-    if (track_enabled_bits_) [[unlikely]]
-      enabled_bits_[a.id / 64] &= ~(std::uint64_t{1} << (a.id % 64));
-    a.enabled_pos = ~0u;
-  }
+  void add_enabled(Agent& a);
+  void remove_enabled(Agent& a);
   // After an op on `bar`: when it completed a phase (or init/inval), re-checks its waits.
-  void barrier_changed(MbarrierState& bar, bool phase_completed) {
-    BarrierInfo& bi = info(bar);  // registers a barrier first seen here, completed or not
-    if (phase_completed) new_phase(bar, bi);
-  }
+  void barrier_changed(MbarrierState& bar, bool phase_completed);
   void new_phase(MbarrierState& bar, BarrierInfo& bi);
   void make_waits_fragile_at_init(MbarrierState& bar);
   boost::fibers::context* decide();  // picks and runs copy steps; returns the context to run
@@ -497,11 +402,7 @@ class Runtime {
   // or an async-proxy agent): the row's effect on the state, its memory order as race-detector
   // edges, wake-ups, the trace entry and the observer's step (sim/runtime/barrier_ops.cpp).
   // Throws MisuseError as the emulator does.
-  struct BarrierEffect {
-    std::int64_t phase_before = 0;
-    bool completed = false;
-    MbarrierToken token;
-  };
+  using BarrierEffect = runtime_records::BarrierEffect;
   BarrierEffect apply_barrier_op(Agent& a, const Op& op, AgentId spawned = kNoAgent);
   void count_down(const Agent& a, const MbarrierState& bar, Effect effect, const BarrierEffect& r);
   void land_copy_piece(Agent& copy);
@@ -519,30 +420,9 @@ class Runtime {
   [[gnu::noinline]] bool cluster_access_allowed(const void* addr, bool write);  // data_access's, in clusters
   [[gnu::cold]] void end_endless_accesses();
   std::string describe_address(const void* addr) const;
-  struct MemoryLabel {
-    std::uintptr_t begin = 0, end = 0;
-    std::size_t elem_bytes = 1;
-    std::string name;  // as P::label_memory gave it; with index >= 0, shown as "name index"
-    int index = -1;
-  };
+  using MemoryLabel = runtime_records::MemoryLabel;
   std::vector<MemoryLabel> memory_labels_;  // newest last: the newest covering label wins
-  // Every site seen, by (file, line, column), in an open-addressed table (a direct-mapped cache
-  // of 64 slots thrashed where two sites of one step shared a slot: with columns from
-  // std::source_location, epi-load's did, 12 linear searches a run).
-  struct SiteSlot {
-    const char* file = nullptr;
-    unsigned line = 0, column = 0;  // line 0: empty
-    std::uint32_t id = 0;
-    bool holds(const CallSite& site) const { return file == site.file && line == site.line && column == site.column; }
-  };
-  static std::size_t site_hash(unsigned line, unsigned column) {
-    return (line * 0x9E3779B1u ^ column * 0x85EBCA6Bu) >> 16;
-  }
-  std::vector<SiteSlot> site_table_ = std::vector<SiteSlot>(256);  // a power of two, at most a quarter full
-  std::size_t site_mask_ = 255;                                    // its size - 1
-  std::vector<CallSite> sites_{CallSite{}};                        // by id; 0: unknown
-  std::uint32_t find_site(const CallSite& site);                   // site_id's probes past the first slot
-  void insert_site(const SiteSlot& entry);
+  CallSites sites_;
   Outcome::Located located(const CallSite& site, std::string text) const;
   void fiber_main(AgentId id);
   bool run_thread_main(Agent& a);  // false: it crashed or hung (Verdict::crash, Verdict::hang)
@@ -602,15 +482,7 @@ class Runtime {
   // A failed poll of a thread whose state was captured is reported to the observer only at
   // the thread's next announcement, which tells whether it was a spin iteration (no other
   // agent runs in between, so the report keeps its place in the order of steps).
-  void flush_failed_poll(bool spin_noop) {
-    if (!failed_poll_) return;
-    StepInfo step = *failed_poll_;
-    failed_poll_.reset();
-    step.spin_noop = spin_noop;
-    if (spin_noop && limits_.record_trace && !trace_.empty() && trace_.back().step == failed_poll_step_)
-      trace_.back().what += "  (a spin iteration: no effect)";
-    observe(step);
-  }
+  void flush_failed_poll(bool spin_noop);
   std::optional<StepInfo> failed_poll_;
   std::uint64_t failed_poll_step_ = 0;  // the step it was made at
   // Threads at an await that also waits for a word to change (Agent::await_reads): an atomic
@@ -703,3 +575,5 @@ class Runtime {
 };
 
 }  // namespace mbcheck::sim
+
+#include "sim/runtime/runtime_inline.hpp"  // IWYU pragma: export

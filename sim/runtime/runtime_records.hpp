@@ -137,4 +137,48 @@ struct CtaInfo {
   std::uint64_t release_step = 0;  // the step that released barrier 0's last generation
 };
 
+// A try_wait made through a status (Runtime::try_wait_status), performed at its thread's next
+// event; by TryWaitStatus::id - 1.
+struct DeferredTry {
+  AgentId agent = kNoAgent;
+  MbarrierState* bar = nullptr;
+  std::int64_t phase = 0;
+  CallSite site;
+  enum class State : std::uint8_t { deferred, failed, done } state = State::deferred;
+};
+
+// A wgmma.mma_async's operands, as its warp-group step compares them across the group.
+struct WgmmaOperands {
+  const void* a;
+  std::uint32_t a_bytes;
+  const void* b;
+  std::uint32_t b_bytes;
+  std::uint32_t arg;
+};
+
+// bar.red's reductions: .popc, .and, .or.
+enum class BarReduction : std::uint8_t { popc, all, any };
+
+// A lane's bar.red arrival: its reduction and predicate, and the result it gets back.
+struct RedArrival {
+  BarReduction op;
+  bool pred;
+  std::uint32_t result = 0;
+};
+
+// What one barrier operation did (Runtime::apply_barrier_op).
+struct BarrierEffect {
+  std::int64_t phase_before = 0;
+  bool completed = false;
+  MbarrierToken token;
+};
+
+// A P::label_memory range, for reports.
+struct MemoryLabel {
+  std::uintptr_t begin = 0, end = 0;
+  std::size_t elem_bytes = 1;
+  std::string name;  // as P::label_memory gave it; with index >= 0, shown as "name index"
+  int index = -1;
+};
+
 }  // namespace mbcheck::sim::runtime_records

@@ -1,0 +1,42 @@
+// The call sites the runtime's records name, interned: a race record, an access epoch keeps a
+// 32-bit id, not the site (id 0: unknown). Every site seen, by (file, line, column), in an
+// open-addressed table (a direct-mapped cache of 64 slots thrashed where two sites of one
+// step shared a slot: with columns from std::source_location, epi-load's did, 12 linear
+// searches a run). Kept across executions: a protocol's sites are the same in every one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "spec/platform.hpp"
+
+namespace mbcheck::sim {
+
+class CallSites {
+ public:
+  // Inline for the first probe (nearly every access finds its site there).
+  std::uint32_t id(const CallSite& site) {
+    if (site.line == 0) return 0;
+    const Slot& slot = table_[hash(site.line, site.column) & mask_];
+    if (slot.holds(site)) return slot.id;
+    return find(site);
+  }
+  const CallSite& at(std::uint32_t id) const { return sites_[id]; }
+
+ private:
+  struct Slot {
+    const char* file = nullptr;
+    unsigned line = 0, column = 0;  // line 0: empty
+    std::uint32_t id = 0;
+    bool holds(const CallSite& site) const { return file == site.file && line == site.line && column == site.column; }
+  };
+  static std::size_t hash(unsigned line, unsigned column) { return (line * 0x9E3779B1u ^ column * 0x85EBCA6Bu) >> 16; }
+  std::uint32_t find(const CallSite& site);  // the probes past the first slot; adds a new site
+  void insert(const Slot& entry);
+  std::vector<Slot> table_ = std::vector<Slot>(256);  // a power of two, at most a quarter full
+  std::size_t mask_ = 255;                            // its size - 1
+  std::vector<CallSite> sites_{CallSite{}};           // by id; 0: unknown
+};
+
+}  // namespace mbcheck::sim
