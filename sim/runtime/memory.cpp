@@ -38,7 +38,8 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   if (kind == OpKind::atomic_load && a.last_poll_failed) a.loop_reads.emplace_back(addr, step.value);
   const bool captured = kind == OpKind::atomic_load && !a.snapshot.empty();
   if (kind == OpKind::atomic_load) note_load(a, addr, step.value, a.op.await);
-  record(a, nullptr);
+  if (limits_.record_trace) [[unlikely]]
+    record_atomic_step(a, step.value, step.wrote);
   if (captured && (observer_ || limits_.record_trace)) {
     // Reported at the thread's next announcement, which shows whether it was a spin iteration
     // (recognise_load_spin), as a failed poll is.

@@ -293,7 +293,9 @@ void Runtime::end_blocked() {
                          cta.at_sync.size(), cta.live_threads, cta.block_arrivals.size());
     } else if (!a.op.bar || !info_of(*a.op.bar).collective.empty()) {
       what = describe_op(a);
-    } else {
+    } else if (a.op.bar->named) {  // "bar.sync barrier 2 (...): wait for generation 0"
+      what = fmt::format("{}; {}: {}", describe_op(a), barrier_name(*a.op.bar), a.op.bar->describe());
+    } else {  // "wait" once: the op's own text starts with it
       what = fmt::format("wait {}; {}: {}", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
                          barrier_name(*a.op.bar), a.op.bar->describe());
     }

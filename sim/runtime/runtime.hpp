@@ -562,6 +562,8 @@ class Runtime {
       record_step(a, bar);
   }
   void record_step(const Agent& a, const MbarrierState* bar);
+  // An atomic's line, with the value it read (and for a cas whether it swapped).
+  void record_atomic_step(const Agent& a, std::int64_t read, bool wrote);
   // Control passes into protocol code (a fiber starts or returns from a visible operation)
   // or back into the runtime's: what the watchdog watches. One writer: this OS thread.
   void to_protocol() {
