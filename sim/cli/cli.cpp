@@ -22,13 +22,7 @@
 #include "sim/runtime/crash.hpp"
 #include "sim/runtime/runtime.hpp"
 
-#ifndef MBCHECK_VERSION
-#define MBCHECK_VERSION "unknown"
-#endif
-
 namespace mbcheck::sim::cli {
-
-const char* const kMbcheckVersion = MBCHECK_VERSION;
 
 std::vector<ProtocolInfo> Registry::infos() const {
   std::vector<ProtocolInfo> out;

@@ -115,6 +115,7 @@ class Runtime {
   std::string cta_name(std::uint32_t cta) const;  // "cta 1 (rank 1 of 2x1) " ("" in a one-CTA launch)
   std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
   const std::vector<TraceEntry>& trace() const { return trace_; }
+  std::vector<TraceEntry> take_trace() { return std::move(trace_); }  // moved out, not copied
   const RunLimits& limits() const { return limits_; }
 
   // --- for the crash reporter and the watchdog (sim/runtime/crash.cpp) -------------------------
