@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,12 +21,21 @@ namespace mbcheck::sim {
 
 enum class CheckStrategy : std::uint8_t { dpor, bounded };
 
+// The protocol a replay token names (sim/report.hpp): its name as a binary built with
+// cli::main registers it, and its shape flags, so that binary's `replay TOKEN` reruns the
+// execution. A kernel checked only from C++ keeps the default.
+struct ProtocolId {
+  std::string name = "kernel";
+  std::map<std::string, std::string> options;  // every shape flag, defaults filled in (CliProgram::options())
+};
+
 // The search's own options (limits, jobs, shards, progress: see ExploreOptions) plus what
 // check() decides on top of them.
 struct CheckOptions : ExploreOptions {
   CheckStrategy strategy = CheckStrategy::dpor;
   int preemptions = 2;              // bounded: the preemption bound
   std::size_t timeline_lines = 40;  // counterexample timeline length
+  ProtocolId protocol;              // what the counterexample's replay token names
 };
 
 enum class CheckVerdict : std::uint8_t { verified, bug, incomplete };
@@ -55,6 +65,7 @@ struct CheckResult {
   std::optional<Counterexample> counterexample;
   int preemption_bound = -1;  // bounded: the bound that was covered
   bool step_limited = false;  // incomplete because an execution ran past the step limit
+  ProtocolId protocol;        // CheckOptions::protocol: replay_token(result) (sim/report.hpp)
 };
 
 CheckResult check_program(Program& program, const CheckOptions& options = {});
@@ -67,7 +78,8 @@ Outcome replay_schedule(Program& program, const std::vector<AgentId>& schedule, 
 // of the barriers they used.
 Counterexample make_counterexample(Program& program, const Outcome& bug, std::size_t timeline_lines);
 
-// Text for people: the cause, the timeline, the statistics, and a last verdict line.
+// Text for people: the cause, the timeline, the statistics, and a last verdict line (with
+// `replay_token`: its replay line; sim/report.hpp makes the token of a result).
 std::string format_report(const CheckResult& result, const std::string& replay_token = "");
 
 // A protocol given as a callable run by every thread: the user-facing form.

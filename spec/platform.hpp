@@ -136,7 +136,8 @@
 // Data and checks
 //   P::load(const T* p) -> T, P::store(T* p, T v): every access to shared or global buffers
 //                          goes through these so the host can track it
-//   P::label(Barrier&, const char* name, int index): a name for reports (no-op on GPU)
+//   P::label(Barrier&, const char* name, int index): a name for reports, "name[index]" (index
+//                          -1: "name"; no-op on GPU)
 //   P::label_memory(const void* p, size_t bytes, size_t elem_bytes, const char* name, int index):
 //                          optional (the host has it): reports name [p, p+bytes) "name index"
 //                          and an address in it by element; spec code calls

@@ -89,7 +89,7 @@ TEST_CASE("a mutation that only bites on empty work is caught on it", "[empty-wo
       // warp group 1 has no tile and returns before handing group 0 its first turn
       {"pingpong",
        {{"mutation", "idle-group-returns"}, {"tiles", "1"}},
-       "threads 32-159 (warps 1-4) wait at bar.sync barrier 1 (256 threads): wait for generation 0"},
+       "threads 32-159 (warps 1-4) bar.sync barrier 1 (256 threads): wait for generation 0"},
       // the consumers peel a tile's first k-block: the producers bring none
       {"cluster-gemm",
        {{"mutation", "peeled-first-k-block"}, {"k-blocks", "0"}},

@@ -1,5 +1,6 @@
 // Reports point at the lines they are about (#21): a race at both accesses, a deadlock at
-// every blocked group's wait, in a protocol of the user's own.
+// every blocked group's wait, in a protocol of the user's own; and the words they use for
+// blocked named barriers, labels without an index and atomics (#47).
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
@@ -7,6 +8,8 @@
 #include <string>
 
 #include "sim/check.hpp"
+#include "sim/explore/strategy.hpp"
+#include "spec/named_barrier.hpp"
 #include "tests/protocol_helpers.hpp"
 
 using namespace mbcheck::sim;
@@ -92,4 +95,75 @@ TEST_CASE("a deadlock names every blocked group's waiting line, the error at the
         d.find("phase") != std::string::npos)
       producer_named = true;
   CHECK(producer_named);  // the note says who waits there and the barrier's state
+}
+
+namespace {
+// One CTA of `n` threads in warps of 4 lanes.
+LaunchShape warps_of_four(std::uint32_t n) {
+  LaunchShape shape = threads(n);
+  shape.warp_size = 4;
+  return shape;
+}
+
+// The steps of one execution of `kernel` (one thread: there is one schedule).
+std::vector<std::string> steps_of(const LaunchShape& shape, std::function<void()> kernel) {
+  FunctionProgram program(shape, std::move(kernel));
+  Runtime rt;
+  RandomStrategy strategy(1);
+  RunLimits limits;
+  limits.record_trace = true;
+  const Outcome out = rt.execute(program, strategy, limits);
+  INFO(out.message);
+  CHECK(out.verdict == Verdict::completed);
+  std::vector<std::string> steps;
+  for (const TraceEntry& t : rt.trace()) steps.push_back(t.what);
+  return steps;
+}
+}  // namespace
+
+TEST_CASE("a thread blocked in bar.sync is described whole in the deadlock", "[report][deadlock][named]") {
+  // Barrier 2 counts 8 threads; only warp 0 (4 threads) ever comes.
+  CheckResult r = check(warps_of_four(8), [] {
+    if (P::warp_idx() == 0) mbcheck::NamedBarrier<P>(8, 2).sync();
+  });
+  REQUIRE(r.verdict == CheckVerdict::bug);
+  const Counterexample& c = *r.counterexample;
+  REQUIRE(c.kind == Verdict::deadlock);
+  REQUIRE(c.details.size() == 1);
+  CHECK(c.details[0] ==
+        "threads 0-3 (warp 0) bar.sync barrier 2 (8 threads): wait for generation 0; barrier 2: phase 0, pending 4/8, "
+        "tx 0");
+}
+
+TEST_CASE("a barrier labelled with index -1 is named without an index, as labelled memory is", "[report][label]") {
+  // The consumer waits for a phase nobody completes.
+  CheckResult r = check(threads(1), [] {
+    Bar ready = smem_bar(0);
+    P::label(ready.raw(), "ready", -1);
+    ready.init(1);
+    ready.wait(0);
+  });
+  REQUIRE(r.verdict == CheckVerdict::bug);
+  const Counterexample& c = *r.counterexample;
+  REQUIRE(c.kind == Verdict::deadlock);
+  REQUIRE(c.details.size() == 1);
+  CHECK(c.details[0] ==
+        "thread 0 (warp 0 lane 0) wait ready for phase 0 (parity 0); ready: phase 0, pending 1/1, tx 0");
+}
+
+TEST_CASE("atomics name labelled memory and say what they wrote and read", "[report][atomic]") {
+  const auto steps = steps_of(threads(1), [] {
+    std::int64_t* flags = smem_word(0);
+    mbcheck::label_memory<P>(flags, 3, "flags");
+    P::atomic_store(&flags[0], 5);
+    (void)P::atomic_load(&flags[0]);
+    (void)P::atomic_fetch_add(&flags[1], 3);
+    (void)P::atomic_cas(&flags[2], 0, 7);
+    (void)P::atomic_cas(&flags[2], 0, 9);
+  });
+  CHECK(steps == std::vector<std::string>{"atomic store 'flags'[0] (smem+0x400) = 5",
+                                          "atomic load 'flags'[0] (smem+0x400): read 5",
+                                          "atomic fetch_add 'flags'[1] (smem+0x408) += 3: read 0",
+                                          "atomic cas 'flags'[2] (smem+0x410) 0 -> 7: read 0, swapped",
+                                          "atomic cas 'flags'[2] (smem+0x410) 0 -> 9: read 7, not swapped"});
 }

@@ -23,13 +23,7 @@
 #include "sim/runtime/crash.hpp"
 #include "sim/runtime/runtime.hpp"
 
-#ifndef MBCHECK_VERSION
-#define MBCHECK_VERSION "unknown"
-#endif
-
 namespace mbcheck::sim::cli {
-
-const char* const kMbcheckVersion = MBCHECK_VERSION;
 
 Registry::Registry(const std::vector<ProtocolEntry>& entries) : entries_(entries) {
   for (auto& e : entries_) e.info.options.push_back(on_misuse_option());

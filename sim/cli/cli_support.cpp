@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <new>
 
-#include "sim/support/atomic_file.hpp"
 #include "sim/explore/explore.hpp"
 #include "sim/report/replay_token.hpp"
 
@@ -21,12 +20,6 @@ namespace mbcheck::sim::cli {
 int usage_error(const std::string& message) {
   fmt::print(stderr, "mbcheck: error: {}\n", message);
   return kExitUsage;
-}
-
-std::string shape_line(const std::map<std::string, std::string>& options) {
-  std::string out;
-  for (const auto& [k, v] : options) out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, v);
-  return out;
 }
 
 // Prints one execution's result; returns the exit code.
@@ -182,12 +175,6 @@ bool flush_stdout() {
     fmt::print(stderr, "mbcheck: error: cannot write the result to stdout: {}\n", std::strerror(g_stdout_error));
   g_stdout_reported = true;
   return false;
-}
-
-bool write_file_atomically(const std::string& path, const std::string& text) {
-  const auto error = sim::write_file_atomically(path, fmt::format("{}.{}.tmp", path, ::getpid()), text);
-  if (error) fmt::print(stderr, "mbcheck: error: {}\n", *error);
-  return !error;
 }
 
 bool check_output_path(const std::string& flag, const std::string& path) {

@@ -20,7 +20,7 @@
 
 #include "sim/check.hpp"
 #include "sim/protocols/protocols.hpp"
-#include "sim/report/visual.hpp"
+#include "sim/report.hpp"
 
 namespace mbcheck::sim::cli {
 
@@ -66,8 +66,6 @@ struct ShapeFlags {
   }
 };
 
-std::string shape_line(const std::map<std::string, std::string>& options);
-
 // Flag errors in the user's words (sim/cli/flag_errors.cpp). After a CLI11 parse error: the
 // first flag in argv that the subcommand and protocol given do not know (with the nearest
 // known one) or that lacks its value; nullopt if CLI11's own message is the one to show.
@@ -106,20 +104,14 @@ struct Progress {
   }
 };
 
-// Writes `text` to `path` through a temporary file in the same directory, renamed over it
-// once complete: a full disk leaves the old file (or none), never a truncated one. False,
-// after one line on stderr, when it cannot.
-bool write_file_atomically(const std::string& path, const std::string& text);
 // Checks before a search that `path` can be written (its directory exists and is writable).
 bool check_output_path(const std::string& flag, const std::string& path);
 
-// --html / --trace: files of pictures of one execution.
-struct VisualFiles {
-  std::string html, trace, sarif, source_root;
+// --html / --trace / --sarif: the flags of ReportFiles (sim/report.hpp), which writes them.
+struct VisualFiles : ReportFiles {
   CLI::Option* html_opt = nullptr;
   CLI::Option* trace_opt = nullptr;
   CLI::Option* sarif_opt = nullptr;
-  std::string tool_version = "unknown";
   void add_to(CLI::App* cmd) {
     sarif_opt = cmd->add_option("--sarif", sarif, "write the result as SARIF 2.1.0 (code-scanning views)");
     cmd->add_option("--source-root", source_root,
@@ -130,7 +122,6 @@ struct VisualFiles {
     trace_opt = cmd->add_option("--trace", trace,
                                 "write the execution as Chrome trace-event JSON (Perfetto, chrome://tracing)");
   }
-  bool wanted() const { return !html.empty() || !trace.empty() || !sarif.empty(); }
   // Before the search: every path given can be written (one line on stderr and false if not).
   bool check_paths() const {
     return (html_opt->count() == 0 || check_output_path("--html", html)) &&
@@ -143,15 +134,12 @@ struct VisualFiles {
     if (!wanted()) return true;
     return write(visual_input(program, schedule, title, token));
   }
-  bool write(const VisualInput& in) const {
-    return (html.empty() || write_file_atomically(html, html_timeline(in))) &&
-           (trace.empty() || write_file_atomically(trace, chrome_trace_json(in))) &&
-           (sarif.empty() ||
-            write_file_atomically(sarif, sarif_json(in.verdict == "ok" ? nullptr : &in, tool_version, source_root)));
-  }
+  bool write(const VisualInput& in) const { return written(ReportFiles::write(in)); }
   // A run with no bug: --sarif gets a file with no results (the pictures need an execution).
-  bool write_no_result() const {
-    return sarif.empty() || write_file_atomically(sarif, sarif_json(nullptr, tool_version, source_root));
+  bool write_no_result() const { return written(ReportFiles::write_no_result()); }
+  static bool written(const std::optional<std::string>& error) {
+    if (error) fmt::print(stderr, "mbcheck: error: {}\n", *error);
+    return !error;
   }
 };
 

@@ -104,7 +104,6 @@ void CheckCommand::add(CLI::App& parent, const Registry& registry) {
   app->add_flag("--json", json, "print one JSON object instead of text");
   flags.add_to(app, registry.infos());
   visuals.add_to(app);
-  visuals.tool_version = kMbcheckVersion;
 }
 
 int CheckCommand::validate() {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.hpp"
-#include "sim/report/replay_token.hpp"
+#include "sim/report.hpp"
 
 namespace mbcheck::sim::cli {
 
@@ -63,6 +63,7 @@ int CheckCommand::run_search(const Registry& registry) {
   search.strategy = strategy == "bounded" ? CheckStrategy::bounded : CheckStrategy::dpor;
   search.jobs = fuzzing.jobs;
   search.make_program = [&] { return std::unique_ptr<Program>(registry.make(protocol, given)); };
+  search.protocol = {protocol, program->options()};
   if (!shard_spec.empty())
     if (const int code = setup_shard_dir(*program)) return code;
   if (!json)
@@ -81,8 +82,7 @@ int CheckCommand::run_search(const Registry& registry) {
     };
   CheckResult result = check_program(*program, search);
   progress.clear();
-  std::string token;
-  if (result.counterexample) token = encode_token({protocol, program->options(), result.counterexample->schedule});
+  const std::string token = replay_token(result);
   if (json) {
     print_search_json(*this, *program, result, token);
   } else {

@@ -11,11 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.hpp"
-#include "sim/explore/explore.hpp"
-#include "sim/explore/strategy.hpp"
-#include "sim/report/replay_token.hpp"
-#include "sim/report/visual.hpp"
-#include "sim/runtime/runtime.hpp"
+#include "sim/report.hpp"
 
 namespace mbcheck::sim::cli {
 
@@ -59,33 +55,16 @@ int ReplayCommand::run(const Registry& registry) {
   if (!json)
     print_out("mbcheck replay {}  {}  ({} steps recorded)\n", token.protocol, shape_line(program->options()),
               token.schedule.size());
-  Runtime rt;
-  ReplayStrategy strategy(token.schedule);
-  RunLimits limits;
-  limits.max_steps = token.schedule.size() + 1;
-  limits.record_trace = true;
-  limits.stop = &stop_flag();  // SIGINT/SIGTERM stop the replay itself (exit 3)
-  Outcome out = rt.execute(*program, strategy, limits);
+  std::vector<TraceEntry> trace;
+  // SIGINT/SIGTERM stop the replay itself (exit 3).
+  Outcome out = replay(*program, token, &trace, &stop_flag());
   if (!json)
-    for (const auto& t : rt.trace())
+    for (const auto& t : trace)
       print_out("#{:<5} {}: {}{}\n", t.step, t.who, t.what, t.where.empty() ? "" : fmt::format("  ({})", t.where));
-  // A schedule that names an agent the protocol does not have (the search's own "pruned"
-  // stop included), or that the execution does not follow, does not fit the protocol.
-  if (!out.cut_short &&
-      (out.verdict == Verdict::pruned || (out.verdict != Verdict::diverged && !strategy.finished()))) {
-    out.verdict = Verdict::diverged;
-    out.message =
-        fmt::format("the execution ended after {} steps but the token records {}", out.steps, token.schedule.size());
-  }
   // A token that does not fit (cut short, from before a fix, of another shape) is a result,
   // not a usage error: the steps that did fit were printed, then where it went elsewhere.
   const bool diverged = out.verdict == Verdict::diverged;
-  if (diverged)
-    out.message = fmt::format(
-        "{} (a token of another shape or protocol, cut short, from before a change to the "
-        "protocol, or protocol code that does not repeat itself)",
-        out.message);
-  const std::string replay = encode_token(token);
+  const std::string encoded = encode_token(token);
   if (json) {
     nlohmann::json j = {
         {"protocol", token.protocol},
@@ -99,8 +78,8 @@ int ReplayCommand::run(const Registry& registry) {
         {"cause", out.message},
         {"details", out.details},
         {"steps", out.steps},
-        {"replay", replay}};
-    const VisualInput drawn = visual_input(out, rt.trace(), title, replay);
+        {"replay", encoded}};
+    const VisualInput drawn = visual_input(out, std::move(trace), title, encoded);
     j["counterexample"] = nlohmann::json::parse(counterexample_json(drawn));
     print_out("{}\n", j.dump(2));
     if (visuals.wanted()) (void)visuals.write(drawn);
@@ -111,7 +90,7 @@ int ReplayCommand::run(const Registry& registry) {
     return kExitBug;
   }
   const int code = report(token.protocol, *program, out, true);
-  if (visuals.wanted() && !visuals.write(visual_input(out, rt.trace(), title, replay)))
+  if (visuals.wanted() && !visuals.write(visual_input(out, std::move(trace), title, encoded)))
     return code == kExitOk ? kExitUsage : code;
   return code;
 }

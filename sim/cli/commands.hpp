@@ -22,7 +22,6 @@
 
 namespace mbcheck::sim::cli {
 
-extern const char* const kMbcheckVersion;
 // Steps one execution may take, for every command (check, fuzzing and run alike).
 inline constexpr std::uint64_t kDefaultMaxSteps = 10'000'000;
 

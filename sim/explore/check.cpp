@@ -142,6 +142,7 @@ CheckResult check_program(Program& program, const CheckOptions& options) {
   CheckResult result;
   result.stats = er.stats;
   result.preemption_bound = eo.preemption_bound;
+  result.protocol = options.protocol;
   if (er.bug && er.bug->verdict == Verdict::step_limit) {
     // An execution longer than --max-steps proves nothing either way: incomplete.
     result.verdict = CheckVerdict::incomplete;

@@ -67,6 +67,12 @@ std::size_t encode_schedule_to(const AgentId* schedule, std::size_t n, char* out
   return len;
 }
 
+std::string shape_line(const std::map<std::string, std::string>& options) {
+  std::string out;
+  for (const auto& [k, v] : options) out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, v);
+  return out;
+}
+
 std::string encode_schedule(const std::vector<AgentId>& schedule) {
   std::string out(encode_schedule_to(schedule.data(), schedule.size(), nullptr, 0), '\0');
   encode_schedule_to(schedule.data(), schedule.size(), out.data(), out.size());

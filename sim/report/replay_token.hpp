@@ -28,6 +28,8 @@ struct TokenError : std::runtime_error {
 };
 
 std::string encode_token(const ReplayToken& token);
+// A token's shape flags as people read them: "consumers=3 rounds=4".
+std::string shape_line(const std::map<std::string, std::string>& options);
 // The mb1 form (schedule not deflated): the crash reporter's, whose schedule part is written
 // by encode_schedule_to from a signal handler after this prefix.
 std::string encode_token_mb1(const ReplayToken& token);

@@ -38,7 +38,8 @@ std::int64_t Runtime::atomic(OpKind kind, std::int64_t* addr, std::int64_t arg, 
   if (kind == OpKind::atomic_load && a.last_poll_failed) a.loop_reads.emplace_back(addr, step.value);
   const bool captured = kind == OpKind::atomic_load && !a.snapshot.empty();
   if (kind == OpKind::atomic_load) note_load(a, addr, step.value, a.op.await);
-  record(a, nullptr);
+  if (limits_.record_trace) [[unlikely]]
+    record_atomic_step(a, step.value, step.wrote);
   if (captured && (observer_ || limits_.record_trace)) {
     // Reported at the thread's next announcement, which shows whether it was a spin iteration
     // (recognise_load_spin), as a failed poll is.
@@ -178,8 +179,9 @@ void Runtime::end_race(const RaceDetector::Race& race) {
         located(sites_.at(race.second_site),
                 fmt::format("{} reads {} with the async proxy here (step {})", describe_agent(race.second),
                             describe_address(race.address), race.second_step)),
-        located(sites_.at(race.first_site), fmt::format("{} wrote it here (step {}), with no fence.proxy.async after it",
-                                                     describe_agent(race.first), race.first_step))};
+        located(sites_.at(race.first_site),
+                fmt::format("{} wrote it here (step {}), with no fence.proxy.async after it",
+                            describe_agent(race.first), race.first_step))};
     return;
   }
   end(Verdict::race,
@@ -193,8 +195,9 @@ void Runtime::end_race(const RaceDetector::Race& race) {
     return fmt::format("{} {} {} here (step {}){}", describe_agent(who), what(writes), describe_address(race.address),
                        step, a.kind == Agent::Kind::copy ? ": the copy was issued here" : "");
   };
-  outcome_.located = {located(sites_.at(race.second_site), access_text(race.second, race.second_writes, race.second_step)),
-                      located(sites_.at(race.first_site), access_text(race.first, race.first_writes, race.first_step))};
+  outcome_.located = {
+      located(sites_.at(race.second_site), access_text(race.second, race.second_writes, race.second_step)),
+      located(sites_.at(race.first_site), access_text(race.first, race.first_writes, race.first_step))};
 }
 
 Outcome::Located Runtime::located(const CallSite& site, std::string text) const {

@@ -74,7 +74,8 @@ std::string Runtime::barrier_name(const MbarrierState& bar) const {
   const BarrierInfo& bi = barriers_[bar.id - 1];
   if (!bi.name.empty()) return bi.name;
   const std::string cta = shape_.ctas > 1 ? fmt::format("cta{}.", bi.cta) : std::string();
-  if (bi.labelled) return fmt::format("{}{}[{}]", cta, bi.label, bi.label_index);
+  // Index -1: none, as for labelled memory.
+  if (bi.labelled) return bi.label_index >= 0 ? fmt::format("{}{}[{}]", cta, bi.label, bi.label_index) : cta + bi.label;
   const auto base = reinterpret_cast<std::uintptr_t>(ctas_[bi.cta].smem.data());
   const auto aligned = base + (128 - base % 128) % 128;
   return fmt::format("{}mbarrier@smem+{:#x}", cta, reinterpret_cast<std::uintptr_t>(&bar) - aligned);
@@ -119,18 +120,20 @@ std::string Runtime::describe_op(const Agent& a) const {
     case OpKind::wgmma_wait:
       return fmt::format("wgmma.wait_group {} ({} operand reads of the warp group still pending)", op.arg,
                          waited_for(a, op));
-    case OpKind::atomic_cas: return fmt::format("atomic cas [{}] {} -> {}", op.addr, op.expected, op.arg);
+    case OpKind::atomic_cas:
+      return fmt::format("atomic cas {} {} -> {}", describe_address(op.addr), op.expected, op.arg);
     default: break;
   }
-  return report_text(op, bar);
+  return report_text(op, bar, op.addr ? describe_address(op.addr) : std::string());
 }
 
-std::string report_text(const Op& op, std::string_view bar) {
+std::string report_text(const Op& op, std::string_view bar, std::string_view addr) {
   const bool plain_count = op.arg == 1 && !op.no_complete;
-  std::string text = fmt::format(fmt::runtime(op.info().report), fmt::arg("bar", bar), fmt::arg("arg", op.arg),
-                                 fmt::arg("phase", op.arg), fmt::arg("parity", op.arg & 1),
-                                 fmt::arg("addr", static_cast<const void*>(op.addr)),
-                                 fmt::arg("count", plain_count ? std::string() : fmt::format(" count {}", op.arg)));
+  std::string text = fmt::format(
+      fmt::runtime(op.info().report), fmt::arg("bar", bar), fmt::arg("arg", op.arg), fmt::arg("phase", op.arg),
+      fmt::arg("parity", op.arg & 1),
+      fmt::arg("addr", addr.empty() ? fmt::format("{}", static_cast<const void*>(op.addr)) : std::string(addr)),
+      fmt::arg("count", plain_count ? std::string() : fmt::format(" count {}", op.arg)));
   if (op.no_complete) text.insert(text.find(' '), ".noComplete");
   if (op.remote) text += " (.shared::cluster, remote)";
   if (op.await) text += ", spinning";
@@ -204,6 +207,16 @@ void Runtime::record_step(const Agent& a, const MbarrierState* bar) {
   if (bar) t.what += fmt::format("  => {}", bar->describe());
   name_site(t, a.site);
   trace_.push_back(std::move(t));
+}
+
+void Runtime::record_atomic_step(const Agent& a, std::int64_t read, bool wrote) {
+  record_step(a, nullptr);
+  // The operand is in the op's text; what it returned is known only now.
+  std::string& what = trace_.back().what;
+  if (a.op.kind == OpKind::atomic_cas)
+    what += fmt::format(": read {}, {}", read, wrote ? "swapped" : "not swapped");
+  else if (a.op.kind != OpKind::atomic_store)
+    what += fmt::format(": read {}", read);
 }
 
 }  // namespace mbcheck::sim

@@ -144,7 +144,8 @@ struct Op {
 }
 
 // A step as reports name it, from its row's `report` template; `bar` is its barrier's name.
-std::string report_text(const Op& op, std::string_view bar);
+// `addr`: how an atomic's word is named ("" : its address).
+std::string report_text(const Op& op, std::string_view bar, std::string_view addr = {});
 
 inline bool is_atomic(OpKind k) { return op_info(k).dependence == Dependence::atomic; }
 // A wait that blocks until its phase completes: a wait, or a poll made as a spin iteration.

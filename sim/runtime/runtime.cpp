@@ -295,14 +295,11 @@ void Runtime::end_blocked() {
                          cta.at_sync.size(), cta.live_threads, cta.block_arrivals.size());
     } else if (!a.op.bar || !info_of(*a.op.bar).collective.empty()) {
       what = describe_op(a);
-    } else {
-      // An mbarrier wait reads "wait full[0] for ...", a named barrier's "bar.sync 1 (...)".
-      std::string op = describe_op(a);
-      if (a.op.bar->named)
-        op = "at " + op;
-      else if (a.op.kind == OpKind::wait)
-        op = op.substr(5);
-      what = fmt::format("wait {}; {}: {}", op, barrier_name(*a.op.bar), a.op.bar->describe());
+    } else if (a.op.bar->named) {  // "bar.sync barrier 2 (...): wait for generation 0"
+      what = fmt::format("{}; {}: {}", describe_op(a), barrier_name(*a.op.bar), a.op.bar->describe());
+    } else {  // "wait" once: the op's own text starts with it
+      what = fmt::format("wait {}; {}: {}", describe_op(a).substr(a.op.kind == OpKind::wait ? 5 : 0),
+                         barrier_name(*a.op.bar), a.op.bar->describe());
       const MbarrierState& bar = *a.op.bar;
       if (shape_.on_misuse == OnMisuse::proceed && bar.is_live() && !bar.named && a.op.arg < bar.phase - 1) {
         // A wait the barrier lapped: stopping, the emulator reports it as phase-aliasing; the

@@ -103,6 +103,7 @@ class Runtime {
   std::string cta_name(std::uint32_t cta) const;  // "cta 1 (rank 1 of 2x1) " ("" in a one-CTA launch)
   std::string describe_op(const Agent& a) const;  // "wait full[1] phase 3"
   const std::vector<TraceEntry>& trace() const { return trace_; }
+  std::vector<TraceEntry> take_trace() { return std::move(trace_); }  // moved out, not copied
   const RunLimits& limits() const { return limits_; }
 
   // --- for the crash reporter and the watchdog (sim/runtime/crash.cpp) -------------------------
@@ -458,6 +459,8 @@ class Runtime {
       record_step(a, bar);
   }
   void record_step(const Agent& a, const MbarrierState* bar);
+  // An atomic's line, with the value it read (and for a cas whether it swapped).
+  void record_atomic_step(const Agent& a, std::int64_t read, bool wrote);
   // Control passes into protocol code (a fiber starts or returns from a visible operation)
   // or back into the runtime's: what the watchdog watches. One writer: this OS thread.
   void to_protocol() {
