@@ -102,8 +102,7 @@ TEST_CASE("a result's replay token is the command line's, and replays its counte
   CHECK(replay(again, token).message == c.cause);
 }
 
-TEST_CASE("a kernel checked without a name gets a token of protocol 'kernel'; no bug, no token",
-          "[library][replay]") {
+TEST_CASE("a kernel checked without a name gets a token of protocol 'kernel'; no bug, no token", "[library][replay]") {
   CheckResult r = check(threads(2), stuck_handoff);
   REQUIRE(r.counterexample);
   CHECK(replay_token(r).rfind("mb2:kernel::", 0) == 0);
