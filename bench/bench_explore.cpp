@@ -190,6 +190,26 @@ void patterns() {
                         smem_bar(1).arrive();
                       }
                     }));
+  // Named barriers at full warps (bar.* is .aligned: a warp's lanes converge, its lowest live
+  // lane arrives for the warp): one bar.sync by every warp, and a hand-off in which warp 0
+  // publishes a word per lane (one set a round) and bar.arrives while the others bar.sync and read it, 2 rounds.
+  for (std::uint32_t warps : {2u, 4u, 8u}) {
+    print_pattern(fmt::format("{} warps x 32 lanes, one bar.sync(1, {})", warps, 32 * warps),
+                  run_pattern(32 * warps, [warps] { P::bar_sync(1, 32 * warps); }));
+    print_pattern(fmt::format("{} warps x 32 lanes, bar.arrive -> bar.sync hand-off, 2 rounds", warps),
+                  run_pattern(32 * warps, [warps] {
+                    auto* words = reinterpret_cast<std::int64_t*>(P::shared_memory());
+                    for (std::uint32_t r = 0; r < 2; ++r) {
+                      if (P::thread_idx() < 32) {
+                        P::store(words + 32 * r + P::thread_idx(), std::int64_t{r});
+                        P::bar_arrive(1 + r, 32 * warps);
+                      } else {
+                        P::bar_sync(1 + r, 32 * warps);
+                        P::check(P::load(words + 32 * r + P::thread_idx() % 32) == r, "the round's word");
+                      }
+                    }
+                  }));
+  }
   // The bundled CUTLASS-style TMA pipeline (spec/kernels/tma_pipeline.hpp), 4 iterations.
   for (bool try_first : {false, true})
     for (std::uint32_t stages : {2u, 4u})
