@@ -654,6 +654,7 @@ validate replay "$tmp/crash_replay.json"
 # hang it leads to, named with its root; the replay token keeps the mode.
 dbl=(epi-load --mutation double-arrive --tiles 4 --threads-per-warp 1 --store-warps 1)
 expect 1 "bug:      misuse" -- check "${dbl[@]}"
+expect 1 "the hardware goes on: --on-misuse continue" -- check "${dbl[@]}"
 expect 1 "bug:      deadlock" -- check "${dbl[@]}" --on-misuse continue
 expect 1 "root misuse (missing-wait, step 18)" -- check "${dbl[@]}" --on-misuse continue
 token=$("$MBCHECK" check "${dbl[@]}" --on-misuse continue 2>&1 | sed -n 's/^replay: *//p')

@@ -45,6 +45,12 @@ Counterexample make_counterexample(Program& program, const Outcome& bug, std::si
   if (bug.root) cex.root_misuse = bug.root->kind;
   cex.cause = bug.message;
   cex.details = bug.details;
+  // The hardware goes on past these two (and one overrun of a phase reads as either, by which
+  // side runs first): say how to see what follows.
+  if (!bug.root && bug.misuse && (*bug.misuse == MisuseKind::missing_wait || *bug.misuse == MisuseKind::phase_aliasing))
+    cex.details.push_back(
+        "the hardware goes on: --on-misuse continue (LaunchShape::on_misuse) shows the hang, race or wrong result "
+        "this leads to (a missing-wait and a phase-aliasing are often one overrun of a phase)");
   cex.schedule = bug.schedule;
   cex.steps = bug.steps;
 
