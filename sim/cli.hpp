@@ -1,7 +1,7 @@
 // The mbcheck command line as a library: a binary of one's own that registers its protocols
 // is a complete mbcheck (list, check, run, replay, merge with every flag, its own shape
 // flags, tokens, --json, --html, --trace, fuzzing, shards). The bundled CLI is this over the
-// bundled protocols (sim/main.cpp): one code path.
+// bundled protocols (sim/cli/main.cpp): one code path.
 //
 //   int main(int argc, char** argv) {
 //     return mbcheck::sim::cli::main(argc, argv, {{my_info, [](const auto& opts) { return make_mine(opts); }}});

@@ -183,8 +183,13 @@ bool flush_stdout() {
   return false;
 }
 
+namespace {
+// The temporary file an output is written through, renamed over it once complete.
+std::string temporary_for(const std::string& path) { return fmt::format("{}.{}.tmp", path, ::getpid()); }
+}  // namespace
+
 bool write_file_atomically(const std::string& path, const std::string& text) {
-  const auto error = sim::write_file_atomically(path, fmt::format("{}.{}.tmp", path, ::getpid()), text);
+  const auto error = sim::write_file_atomically(path, temporary_for(path), text);
   if (error) fmt::print(stderr, "mbcheck: error: {}\n", *error);
   return !error;
 }
@@ -199,11 +204,21 @@ bool check_output_path(const std::string& flag, const std::string& path) {
     fmt::print(stderr, "mbcheck: error: {} {}: is a directory\n", flag, path);
     return false;
   }
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  const std::string d = dir.empty() ? "." : dir.string();
-  if (::access(d.c_str(), W_OK | X_OK) != 0) {
-    fmt::print(stderr, "mbcheck: error: {} {}: cannot write in {}: {}\n", flag, path, d, std::strerror(errno));
+  // The file the write will create, created and removed now: access() would not do, it says
+  // yes to root where the file system says no (/proc, a read-only mount), and it does not see
+  // a name too long. Nothing is left behind, and an existing output stays as it is.
+  const std::string tmp = temporary_for(path);
+  const int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != EEXIST) {
+    const int err = errno;
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    fmt::print(stderr, "mbcheck: error: {} {}: cannot write in {}: {}\n", flag, path,
+               dir.empty() ? std::string(".") : dir.string(), std::strerror(err));
     return false;
+  }
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
   }
   return true;
 }

@@ -117,7 +117,7 @@ class Runtime {
   const std::vector<TraceEntry>& trace() const { return trace_; }
   const RunLimits& limits() const { return limits_; }
 
-  // --- for the crash reporter and the watchdog (sim/runtime/crash.cpp) -------------------------
+  // --- for the crash reporter and the watchdog (sim/runtime/crash.cpp, watchdog.cpp) -----------
   // The thread agent whose fiber runs (or is about to run), else null.
   const Agent* running_agent() const { return current_; }
   // progress_ticks() grows every time a fiber (re)enters protocol code or makes a load or
