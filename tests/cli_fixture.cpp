@@ -4,6 +4,8 @@
 //   mbcheck_cli_fixture run handoff-lite --mutation endless-loop --watchdog 0.3
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,8 +24,9 @@ const ProtocolInfo kInfo{"handoff-lite",
                          {{"waiters", "1", "threads that wait"},
                           {"mutation", "none",
                            "endless-loop: a waiter then loops without calling into mbcheck; null-deref: a waiter "
-                           "then stores through a null pointer"}},
-                         {"endless-loop", "null-deref"}};
+                           "then stores through a null pointer; heap-corruption: a waiter then frees a chunk "
+                           "twice (glibc aborts inside free(), holding its heap lock)"}},
+                         {"endless-loop", "null-deref", "heap-corruption"}};
 
 // Volatile, so that the compiler can prove neither the loop endless nor the pointer null.
 volatile bool g_spin = true;
@@ -32,6 +35,20 @@ int* volatile g_null = nullptr;
 // A real fault, not stopped first by the UBSan of the debug preset.
 __attribute__((no_sanitize("undefined"))) void store_through(int* p) { *p = 1; }
 
+// A chunk too large for glibc's per-thread cache and fast bins, freed twice: the second free()
+// finds it free already ("double free or corruption") and aborts holding the arena's lock,
+// which the abandoned frames never give back. Prints the time of the abort (cli_test.sh
+// measures from it to the end of the process).
+[[gnu::noinline]] void free_twice() {
+  char* volatile chunk = static_cast<char*>(std::malloc(4096));
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  fmt::print(stderr, "handoff-lite: freeing a chunk twice at {} ns\n",
+             static_cast<long long>(now.tv_sec) * 1'000'000'000 + now.tv_nsec);
+  std::free(chunk);
+  std::free(chunk);
+}
+
 class Fixture final : public CliProgram {
  public:
   explicit Fixture(const std::map<std::string, std::string>& given) {
@@ -39,8 +56,8 @@ class Fixture final : public CliProgram {
     for (const auto& [k, v] : given) options_[k] = v;
     if (options_["waiters"] != "1" && options_["waiters"] != "2") throw ShapeError("--waiters: must be 1 or 2");
     const std::string& m = options_["mutation"];
-    if (m != "none" && m != "endless-loop" && m != "null-deref")
-      throw ShapeError(fmt::format("--mutation {}: must be none, endless-loop or null-deref", m));
+    if (m != "none" && m != "endless-loop" && m != "null-deref" && m != "heap-corruption")
+      throw ShapeError(fmt::format("--mutation {}: must be none, endless-loop, null-deref or heap-corruption", m));
   }
   LaunchShape shape() const override {
     return {.ctas = 1,
@@ -61,6 +78,7 @@ class Fixture final : public CliProgram {
     if (options_.at("mutation") == "endless-loop")
       while (g_spin) {}
     if (options_.at("mutation") == "null-deref") store_through(g_null);
+    if (options_.at("mutation") == "heap-corruption") free_twice();
   }
   std::map<std::string, std::string> options() const override { return options_; }
   std::string result_summary() const override { return "every waiter saw the signal"; }

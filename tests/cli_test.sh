@@ -287,6 +287,31 @@ grep -q '"ruleId": "deadlock"' "$tmp/full.sarif" && echo "ok:   --sarif written 
 expect_usage "--html /nonexistent/x.html: cannot write in /nonexistent" check epi-load --mutation tx-overcount --tiles 2 --html /nonexistent/x.html
 expect_usage "--html needs a file name" run epi-load --html ""
 expect_usage "--trace $tmp: is a directory" run epi-load --trace "$tmp"
+# Every output file is proven creatable before the search, which would take minutes here (a
+# search of readers --n 20, a run of a million tiles; --time-limit 5 only bounds a failure):
+# /proc refuses new files even to root, to whom access() says yes; a directory that does not
+# exist. Nothing is left behind by the proof.
+quick_usage() {  # quick_usage <pattern> <args...>: a usage error, before the search
+  local s; s=$(date +%s%N)
+  expect_usage "$@"
+  local ms=$((($(date +%s%N) - s) / 1000000))
+  [ "$ms" -lt $((2000 * ${MBCHECK_TIMEOUT_SCALE:-1})) ] ||
+    { echo "FAIL: mbcheck ${*:2}: refused after $ms ms, not before the search"; failures=$((failures + 1)); }
+}
+for opt in --html --trace --sarif; do
+  for out in /proc/x.json "$tmp/no-such-dir/x.json"; do
+    quick_usage "$opt $out: cannot write in $(dirname "$out"): " check readers --n 20 --time-limit 5 $opt "$out"
+    quick_usage "$opt $out: cannot write in $(dirname "$out"): " run epi-load --tiles 1000000 --tile-elems 4 \
+      --time-limit 5 $opt "$out"
+    quick_usage "$opt $out: cannot write in $(dirname "$out"): " replay "$token" $opt "$out"
+  done
+done
+quick_usage "--shard-dir /proc/x: " check readers --n 20 --time-limit 5 --shard 1/2 --shard-dir /proc/x
+quick_usage "--shard-dir /proc: cannot write /proc/search." check readers --n 20 --time-limit 5 --shard 1/2 --shard-dir /proc
+mkdir -p "$tmp/probe"
+expect 0 "verified: " -- check readers --n 2 --html "$tmp/probe/x.html" --trace "$tmp/probe/x.json" --sarif "$tmp/probe/x.sarif"
+[ "$(ls "$tmp/probe")" = "x.sarif" ] && echo "ok:   the output paths' proof leaves no file behind" ||
+  { echo "FAIL: after check --html --trace --sarif with no counterexample, $tmp/probe holds: $(ls "$tmp/probe")"; failures=$((failures + 1)); }
 expect 2 "out of memory: this shape needs more than the 0.3 GiB limit" -- check epi-load --tile-elems 4 --tiles 2048 --memory-limit 0.3
 # The threads' stacks count too: a fiber stack that cannot be mapped is out of memory (it was
 # reported as a crash of the protocol).
@@ -649,6 +674,30 @@ PY
   echo "ok:   replay --replay-file crash.token --json --html --sarif: the crash, exit 1" ||
   { echo "FAIL: replay of a crash token with every output: exit $rc, $(head -c 300 "$tmp/err")"; failures=$((failures + 1)); }
 validate replay "$tmp/crash_replay.json"
+# A protocol that corrupts the heap: glibc's free() aborts holding its arena's lock, which the
+# abandoned frames never give back. With other threads alive (two jobs; the watchdog's) the
+# lock is taken, and what the landing allocates waits on it: the process ends within a second
+# of the abort with the crash report, exit 1 (it hung until the watchdog called it a hang, and
+# with --watchdog 0 for good). AddressSanitizer finds the double free itself, first.
+if [ -n "${ASAN_OPTIONS+x}" ]; then
+  echo "ok:   (heap corruption: not under AddressSanitizer, which reports the double free itself)"
+else
+  for args in "check handoff-lite --waiters 2 --jobs 2" "check handoff-lite --waiters 2 --jobs 2 --watchdog 0" "run handoff-lite"; do
+    # shellcheck disable=SC2086
+    timed timeout -k 1 10 "$FIXTURE" $args --mutation heap-corruption
+    end=$(date +%s%N)
+    abort_at=$(sed -n 's/^handoff-lite: freeing a chunk twice at \([0-9]*\) ns$/\1/p' "$tmp/err" | head -1)
+    after=$(((end - ${abort_at:-0}) / 1000000))
+    if [ "$rc" = 1 ] && [ -n "$abort_at" ] && [ "$after" -lt 1000 ] &&
+      grep -qF "mbcheck: the protocol crashed (Aborted) in thread 1 (warp 0 lane 1), agent 1, at step" "$tmp/err" &&
+      grep -qF "left the allocator locked or broken" "$tmp/err" && grep -q "^replay:  mb1:handoff-lite:" "$tmp/err"; then
+      echo "ok:   $args, heap corruption: exit 1 with the crash report, $after ms after the abort"
+    else
+      echo "FAIL: $args, heap corruption: exit $rc, $after ms after the abort ($ms ms in all): $(head -c 600 "$tmp/err")"
+      failures=$((failures + 1))
+    fi
+  done
+fi
 
 # --on-misuse continue: the hardware's answer to a misuse (the second arrive counts), and the
 # hang it leads to, named with its root; the replay token keeps the mode.

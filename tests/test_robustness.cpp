@@ -217,6 +217,43 @@ TEST_CASE("a fatal signal in protocol code is a crash verdict; the signal handle
   CHECK_THAT(c.err, Catch::Contains(line + line) && !Catch::Contains("mbcheck:"));
 }
 
+// (AddressSanitizer finds the double free itself, first.)
+#if !defined(__SANITIZE_ADDRESS__)
+TEST_CASE("a crash inside free() holding the heap's lock ends the process with its report within a second",
+          "[robustness][crash]") {
+  const auto start = std::chrono::steady_clock::now();
+  Child c = in_child(
+      [] {
+        install_demo_reporter();
+        // Another thread alive: glibc takes its arena locks (a lone thread skips them).
+        std::thread([] { pause(); }).detach();
+        FunctionProgram prog(threads(2), [] {
+          signal_once();
+          if (P::thread_idx() == 1) {
+            char* volatile chunk = static_cast<char*>(std::malloc(4096));  // past the caches that take no lock
+            std::free(chunk);
+            std::free(chunk);  // glibc aborts holding the arena's lock
+          }
+        });
+        const auto start = std::chrono::steady_clock::now();
+        print_outcome(prog);  // what it allocates after landing would wait on that lock for good
+        std::fprintf(stderr, "landed and went on after %.3f s\n",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      },
+      10);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(c.err << "child ran " << seconds << " s");
+  CHECK_FALSE(c.timed_out);
+  CHECK(seconds < 1.5);
+  CHECK(c.exited);
+  CHECK(c.code == 1);
+  CHECK_THAT(c.err, Catch::Contains("mbcheck: the protocol crashed (Aborted) in thread 1 (warp 0 lane 1), agent 1, at "
+                                    "step ") &&
+                        Catch::Contains("left the allocator locked or broken") &&
+                        Catch::Contains("replay:  mb1:demo::") && !Catch::Contains("landed and went on"));
+}
+#endif
+
 TEST_CASE("a fiber stack overflow is a crash verdict naming the thread and the stack size", "[robustness][stack]") {
   Child c = in_child([] {
     install_demo_reporter();

@@ -177,6 +177,11 @@ bool flush_stdout() {
   return false;
 }
 
+namespace {
+// The temporary file an output is written through (sim/report/report_files.cpp names it so).
+std::string temporary_for(const std::string& path) { return fmt::format("{}.{}.tmp", path, ::getpid()); }
+}  // namespace
+
 bool check_output_path(const std::string& flag, const std::string& path) {
   if (path.empty()) {
     fmt::print(stderr, "mbcheck: error: {} needs a file name\n", flag);
@@ -187,11 +192,21 @@ bool check_output_path(const std::string& flag, const std::string& path) {
     fmt::print(stderr, "mbcheck: error: {} {}: is a directory\n", flag, path);
     return false;
   }
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  const std::string d = dir.empty() ? "." : dir.string();
-  if (::access(d.c_str(), W_OK | X_OK) != 0) {
-    fmt::print(stderr, "mbcheck: error: {} {}: cannot write in {}: {}\n", flag, path, d, std::strerror(errno));
+  // The file the write will create, created and removed now: access() would not do, it says
+  // yes to root where the file system says no (/proc, a read-only mount), and it does not see
+  // a name too long. Nothing is left behind, and an existing output stays as it is.
+  const std::string tmp = temporary_for(path);
+  const int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != EEXIST) {
+    const int err = errno;
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    fmt::print(stderr, "mbcheck: error: {} {}: cannot write in {}: {}\n", flag, path,
+               dir.empty() ? std::string(".") : dir.string(), std::strerror(err));
     return false;
+  }
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
   }
   return true;
 }

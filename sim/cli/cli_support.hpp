@@ -1,7 +1,6 @@
 // The command line's shared pieces: exit codes, flag validators, shape flags, the progress
 // line, output files (--html, --trace) and stdout, and the process-wide handlers (out of
-// memory, SIGINT/SIGTERM) with the memory limit. The subcommands are in
-// sim/cli/cmd_*.cpp.
+// memory, SIGINT/SIGTERM) with the memory limit. The subcommands are in sim/cli/cmd_*.cpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -104,7 +103,8 @@ struct Progress {
   }
 };
 
-// Checks before a search that `path` can be written (its directory exists and is writable).
+// Checks before a search that `path` can be written: the file the write goes through is
+// created and removed. If not, one line on stderr naming `flag` and `path`, and false.
 bool check_output_path(const std::string& flag, const std::string& path);
 
 // --html / --trace / --sarif: the flags of ReportFiles (sim/report.hpp), which writes them.

@@ -8,6 +8,11 @@
 //     a replay token, then the signal's default action (the process dies of that signal);
 //   * a fault in the guard region below a fiber stack outside protocol code: "stack overflow
 //     in thread N", exit 1;
+//   * a crash (or hang, below) that landed but left the allocator unusable: malloc() and
+//     free() abort on a corrupted heap holding their arena's lock, which the abandoned frames
+//     never give back. The landing waits for every arena's lock before it allocates; if that
+//     takes longer than half a second (or faults), the crash's report is printed and the
+//     process ends, exit 1, whatever the other threads are blocked in;
 //   * exit() or quick_exit() called by protocol code: the thread and the step, exit 1;
 //   * a thread running protocol code for longer than RunLimits::watchdog_seconds (the CLI's
 //     --watchdog) without calling into the runtime (no visible operation, load or store): the
@@ -15,14 +20,17 @@
 //     execution with Verdict::hang (a bug like any other); should it not land (no longer in
 //     protocol code on its fiber), the watchdog's next round names it and the source line of
 //     its last operation, exit 1.
-// Exit status 1 is mbcheck's "bug found" (sim/main.cpp): each of these is a bug of the
-// protocol, and the process cannot go on to print a verdict. Each report ends with the
+// Exit status 1 is mbcheck's "bug found" (sim/cli/cli_support.hpp): each of these is a bug of
+// the protocol, and the process cannot go on to print a verdict. Each report ends with the
 // replay token of the schedule so far.
 //
-// The signal handler is async-signal-safe: it allocates nothing and takes no lock (a crash
-// after heap corruption, with other threads alive, must not deadlock on the heap lock). It
-// writes the preformatted token prefix and the schedule, encoded in place, from a fixed
-// buffer with write(2); a schedule too long for that buffer is said to be so, not cut.
+// The signal handlers are async-signal-safe: they allocate nothing and take no lock (a crash
+// after heap corruption, with other threads alive, must not deadlock on the heap lock). They
+// write the preformatted token prefix and the schedule, encoded in place, from a fixed buffer
+// with write(2) (sim/runtime/crash_report.hpp); a schedule too long for that buffer is said to
+// be so, not cut. The files: crash.cpp (the handlers, the landing, the exit hooks),
+// crash_report.cpp (the report's text and the landing's deadline), watchdog.cpp, and
+// fiber_stacks.cpp (the guarded stacks below).
 #pragma once
 
 #include <cstddef>
@@ -77,8 +85,8 @@ class GuardedStackPool {
   std::vector<unsigned char*> free_;
 };
 
-// The watchdog: one thread per process, started by the first watch(). A registered runtime
-// is checked while it runs protocol code (Runtime::in_protocol_code).
+// The watchdog (watchdog.cpp): one thread per process, started by the first watch(). A
+// registered runtime is checked while it runs protocol code (Runtime::in_protocol_code).
 void watch(const Runtime& rt);
 void unwatch(const Runtime& rt);
 

@@ -106,7 +106,7 @@ class Runtime {
   std::vector<TraceEntry> take_trace() { return std::move(trace_); }  // moved out, not copied
   const RunLimits& limits() const { return limits_; }
 
-  // --- for the crash reporter and the watchdog (sim/runtime/crash.cpp) -------------------------
+  // --- for the crash reporter and the watchdog (sim/runtime/crash.cpp, watchdog.cpp) -----------
   // The thread agent whose fiber runs (or is about to run), else null.
   const Agent* running_agent() const { return current_; }
   // progress_ticks() grows every time a fiber (re)enters protocol code or makes a load or
