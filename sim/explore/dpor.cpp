@@ -180,9 +180,8 @@ void DporSearch::on_blocked(const Runtime& rt) {
   for (std::size_t id = 0; id < rt.agent_count(); ++id) {
     const Agent& a = rt.agent(static_cast<AgentId>(id));
     if (a.kind != Agent::Kind::thread || a.state != Agent::State::blocked || !is_blocking_wait(a.op)) continue;
-    // Answered by parity (OnMisuse::proceed), the wait also returns while any later phase of
-    // the other parity is open (k + 1, k + 3, ...): it races with the counter ops of each, one
-    // phase at a time (a later phase's ops are ordered after an earlier one's and would hide them).
+    // Read by parity (OnMisuse::proceed) it also returns in phases k + 1, k + 3, ...: one phase
+    // at a time (a later phase's ops, ordered after an earlier one's, would hide them).
     const bool by_parity = rt.launch().on_misuse == OnMisuse::proceed && !a.op.bar->named;
     for (std::int64_t open = a.op.arg - 1; open < (by_parity ? a.op.bar->phase : a.op.arg); open += 2) {
       PhaseEvents* ph = history(a.op.bar->id).find(open);
@@ -420,9 +419,8 @@ void DporSearch::classify_observer(BarrierHistory& h, const StepInfo& step, Even
   }
   // Counter ops of q+1 race with it only by completing q+1 (it aliases after that): the
   // completing op finds that race (see on_step).
-  // Answered by parity after the barrier lapped it (OnMisuse::proceed; stopping, such a wait is
-  // a misuse and never answers): it could have run while any phase between was open, where
-  // it answers otherwise, so it races with their counter ops.
+  // Answered by parity after the barrier lapped it (OnMisuse::proceed): it could have run in
+  // any phase between, and answered otherwise, so it races with their counter ops.
   const MbarrierState& bar = *step.op.bar;
   if (step.result && bar.is_live() && !bar.named)
     for (std::int64_t open = q + 1; open < bar.phase; ++open)
