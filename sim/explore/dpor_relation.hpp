@@ -50,7 +50,9 @@ namespace mbcheck::sim::dpor {
 //  - init/inval are dependent with everything on the barrier; observers commute.
 //  - cp.async.mbarrier.arrive.noinc's issue reads only whether the barrier is live (its
 //    arrive-on is an arrival of the agent it spawns): dependent with init/inval only. The form
-//    without .noinc raises pending at issue: an "inc" (see above).
+//    without .noinc raises pending at issue: a "provisional increment", which commutes like a
+//    dec when every increment of its phase is followed there by an arrival of its thread and by
+//    its own arrive-on, known only at the end (see provisional_increment); else an inc.
 // Plain atomics: the usual read/write conflicts per address. Different objects commute.
 // The reference enumerator (tests/differential) is what this is tested against.
 
@@ -76,12 +78,26 @@ struct PhaseEvents {
   std::int64_t first_provisional = -1, last_provisional = -1;  // its provisional decs (events)
   Summary counter_summary;                                     // join of all counter ops of the phase
   Summary obs_summary;                                         // join of all successful observers of the phase
+  // Its provisional increments (provisional_increment): the first (event), how many, the
+  // checks they still wait for (2 each: a later arrival of the issuing thread in the phase, the
+  // arrive-on landing in it), the newest event that settled one, and a bound on the pending
+  // count before the first of them (pending now plus what the phase's arrivals took so far).
+  std::int64_t first_increment = -1, last_settler = -1;
+  std::uint32_t increments = 0, unsettled = 0;
+  std::int64_t pending_down = 0, pending_bound = 0;  // pending_down: pending taken by its arrivals
   // Its provisional decs did not commute after all: it did not complete after them, or holds
   // an inc. (A barrier re-initialised starts again at phase 0 in the same history: a
   // completion before them, or an init/inval since the first, is of another incarnation.)
   bool provision_failed(std::int64_t last_lifecycle) const {
     return first_provisional >= 0 &&
            (completer < last_provisional || !incs.empty() || last_lifecycle > first_provisional);
+  }
+  // Its provisional increments did not commute after all: a check is unsettled, or was settled
+  // by `failed_step` (the execution's last step, when it failed: it changed nothing), or a
+  // re-init came after the first, or an order of them could raise pending past its limit.
+  bool increments_failed(std::int64_t last_lifecycle, std::int64_t failed_step) const {
+    return first_increment >= 0 && (unsettled > 0 || (failed_step >= 0 && last_settler == failed_step) ||
+                                    last_lifecycle > first_increment || pending_bound + increments > kMaxArriveCount);
   }
 };
 
@@ -156,6 +172,30 @@ inline bool commuting_counter(const Op& op, std::int64_t tx_after, std::int64_t 
 // then arrive.expect_tx(8) leave it open; the arrive first completes it at the first 8).
 inline bool provisional_counter(const Op& op, std::int64_t volume) {
   return op.info().dependence == Dependence::tx_decrement && op.arg > 0 && volume + op.arg <= kMaxTxCount;
+}
+
+// May this pending increment (cp.async.mbarrier.arrive without .noinc) commute as a dec
+// provisionally? It does if, at the end, every increment of its phase is followed in program
+// order by an arrival of its thread in the phase and has its arrive-on land in the phase
+// (PhaseEvents::increments_failed). Then from any point of any order, the phase's ops still to
+// run take pending down by at least 1 while one of them is an increment or an arrival (each
+// increment's +1 is paid back by its own arrive-on, and its thread's arrival is still to come),
+// so pending stays > 0 until the last of them: the phase completes where it did, after all of
+// them, and the other rules' premise (pending > 0 while an arrival is still to run) holds.
+// Checking an increment's pair alone is not enough: count 1, I1 by t, an arrive X by u, an
+// increment I2 whose arrive-on lands in the next phase, t's arrive, I1's arrive-on. I1 then
+// meets both checks and the phase completes at I1's arrive-on; X before I1 completes it at
+// once (pending 1 - 1), and I1 falls into the next phase.
+inline bool provisional_increment(const Op& op) { return op.info().dependence == Dependence::pending_increment; }
+
+// How far this op takes its phase's pending count down (arrivals; 0 for the others).
+inline std::int64_t pending_taken(const Op& op) {
+  switch (op.info().effect) {
+    case Effect::arrive:
+    case Effect::arrive_drop: return op.arg;
+    case Effect::arrive_expect_tx: return 1;
+    default: return 0;
+  }
 }
 
 // Would this counter op complete the barrier's phase if it ran now?

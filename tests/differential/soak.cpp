@@ -79,10 +79,12 @@ int main(int argc, char** argv) {
     executions += c.search.stats.executions;
     states += c.reference.states;
     bugs += c.reference.bug;
-    // the relation's provisional decs (a decrement taking tx-count below 0), and the executions
-    // run again because one did not hold up
+    // the relation's provisional decs (a decrement taking tx-count below 0) and increments
+    // (cp.async.mbarrier.arrive without .noinc), and the executions run again because one did
+    // not hold up
     if (c.search.stats.provisional) ++kinds["search ran provisional decs"];
-    if (c.search.stats.reruns) ++kinds["search re-ran an execution (a provisional dec failed)"];
+    if (c.search.stats.provisional_incs) ++kinds["search ran provisional increments"];
+    if (c.search.stats.reruns) ++kinds["search re-ran an execution (a provisional op failed)"];
     for (const auto& k : c.reference.bug_kinds) ++kinds["reference finds " + k];
     if (!c.reference.bug) {
       ++kinds["bug-free"];
