@@ -123,8 +123,7 @@ void patterns() {
   // +1, an arrive-on once it lands) and arrives itself.
   alignas(16) static unsigned char pieces[16 * 128];
   for (std::uint32_t n : {2u, 8u, 32u, 128u})
-    print_pattern(fmt::format("{} threads: cp.async + cp.async.mbarrier.arrive + arrive, then wait", n),
-                  run_pattern(n, [n] {
+    print_pattern(fmt::format("{} threads: cp.async, its mbarrier arrive (+1), arrive", n), run_pattern(n, [n] {
                     const std::uint32_t t = P::thread_idx();
                     if (t == 0) smem_bar(0).init(n);
                     P::sync_threads();
