@@ -81,21 +81,21 @@ TEST_CASE("provisional increments: DPOR reaches every outcome brute force reache
       // FlashAttention-3's producer shape: copy, track it (+1), arrive; wait, read the other's piece.
       {"two producers, each cp.async + increment + arrive",
        program({2}, {{kCopy0, kInc, kArrive, kWait0, kRead1}, {kCopy1, kInc, kArrive, kWait0, kRead0}}), false},
-      {"three producers tracking nothing, one waits", program({3}, {{kInc, kArrive}, {kInc, kArrive}, {kInc, kArrive, kWait0}}),
-       false},
+      {"three producers tracking nothing, one waits",
+       program({3}, {{kInc, kArrive}, {kInc, kArrive}, {kInc, kArrive, kWait0}}), false},
       {"one increment, one .noinc",
        program({2}, {{kCopy0, kInc, kArrive, kWait0, kRead1}, {kCopy1, kNoinc, kWait0, kRead0}}), false},
       {".noinc alone", program({2}, {{kCopy0, kNoinc, kWait0, kRead1}, {kCopy1, kNoinc, kWait0, kRead0}}), false},
       // A poll sees the phase open or complete: two results.
-      {"a poller beside one producer", program({1}, {{kCopy0, kInc, kArrive}, {op(Stmt::test_wait, 0), kWait0, kRead0}}),
-       false},
+      {"a poller beside one producer",
+       program({1}, {{kCopy0, kInc, kArrive}, {op(Stmt::test_wait, 0), kWait0, kRead0}}), false},
       // Bugs. A producer without its arrive: the phase never completes.
       {"a missing arrival", program({2}, {{kCopy0, kInc, kArrive, kWait0}, {kCopy1, kInc, kWait0, kRead0}}), true},
       // The arrivals before the increments: the phase may complete before the copies landed.
       {"arrive before the increment",
        program({2}, {{kCopy0, kArrive, kInc, kWait0, kRead1}, {kCopy1, kArrive, kInc, kWait0, kRead0}}), true, true},
-      {"arrive before the increment, no reads", program({2}, {{kCopy0, kArrive, kInc, kWait0}, {kCopy1, kArrive, kInc, kWait0}}),
-       true},
+      {"arrive before the increment, no reads",
+       program({2}, {{kCopy0, kArrive, kInc, kWait0}, {kCopy1, kArrive, kInc, kWait0}}), true},
       // One arrival too many: the phase completes early in some orders, before a copy landed.
       {"a count one short", program({1}, {{kCopy0, kInc, kArrive}, {kCopy1, kInc, kArrive, kWait0, kRead0}}), true},
       // Thread 0's increment meets both of its checks in some orders while thread 2's arrive-on
@@ -110,8 +110,8 @@ TEST_CASE("provisional increments: DPOR reaches every outcome brute force reache
     const ReferenceResult ref = reference_explore(c.p);
     INFO("dpor (" << dpor.stats.executions << " executions, " << dpor.stats.reruns << " reruns): " << text(dpor.kinds)
                   << text(dpor.results) << "\nbrute force (" << brute.stats.executions
-                  << " executions): " << text(brute.kinds) << text(brute.results) << "\nreference: "
-                  << text(ref.bug_kinds) << text(ref.outcomes));
+                  << " executions): " << text(brute.kinds) << text(brute.results)
+                  << "\nreference: " << text(ref.bug_kinds) << text(ref.outcomes));
     REQUIRE(dpor.stats.complete);
     REQUIRE(brute.stats.complete);
     REQUIRE(ref.complete);
@@ -174,7 +174,6 @@ TEST_CASE("provisional increments: 32 producers of FlashAttention-3's paged-KV s
   CHECK(r.stats.executions == 1);
   CHECK(r.stats.reruns == 0);
 }
-
 
 TEST_CASE("provisional increments: a barrier re-initialised after them, DPOR against brute force",
           "[explore][dpor][cp-async][soundness]") {

@@ -485,7 +485,10 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
   if (!op.bar || e.cat == Cat::other) return;
   BarrierHistory& h = history(op.bar->id);
   switch (e.cat) {
-    case Cat::init: h.lifecycle.push_back(index); break;
+    case Cat::init:
+      h.lifecycle.push_back(index);
+      if (op.info().effect == Effect::init) h.init_count = op.arg;
+      break;
     case Cat::live_read: h.live_reads.push_back(index); break;
     case Cat::obs_true: {
       PhaseEvents& pe = h.at(e.phase);
@@ -498,9 +501,8 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
     case Cat::dec: {
       PhaseEvents& pe = h.at(e.phase);
       if (moves_tx(op)) pe.tx_volume += op.arg;
-      pe.pending_down += pending_taken(op);
       if (any_increment_) settle_increments(step, e, index);
-      if (e.cat == Cat::dec && provisional_increment(op)) add_increment(step, index, pe);
+      if (e.cat == Cat::dec && provisional_increment(op)) add_increment(step, index);
       pe.counters.push_back(index);
       if (e.completed) pe.completer = index;
       if (e.cat == Cat::inc) pe.incs.push_back(index);

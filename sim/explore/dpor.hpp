@@ -74,6 +74,7 @@ class DporSearch final : public Strategy, public StepObserver {
     group_members_.clear();
     scanned_agents_ = 0;
     any_provisional_ = any_increment_ = false;
+    increment_checks_.clear();
     awaiting_arrival_.clear();
     awaiting_landing_.clear();
     counted_before_ = {races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional, provisional_incs};
@@ -237,9 +238,9 @@ class DporSearch final : public Strategy, public StepObserver {
   void check_races(std::vector<std::uint32_t>& list, const Event& e);
   void completion_races(const Event& e);
   void record(const StepInfo& step, const Event& e, std::uint32_t index);
-  // A provisional increment was recorded in `pe` (sim/explore/dpor_increments.cpp): its two
-  // checks wait for their events. settle_increments: a counter op that may settle some.
-  void add_increment(const StepInfo& step, std::uint32_t index, PhaseEvents& pe);
+  // A provisional increment was recorded (sim/explore/dpor_increments.cpp): its two checks
+  // wait for their events. settle_increments: a counter op that may settle some.
+  void add_increment(const StepInfo& step, std::uint32_t index);
   void settle_increments(const StepInfo& step, const Event& e, std::uint32_t index);
 
   // A counter op of phase p ran: no more counter ops of the phases before p - 1 will (they
@@ -313,11 +314,11 @@ class DporSearch final : public Strategy, public StepObserver {
   std::unordered_map<const void*, AddressHistory> addresses_;
   bool any_provisional_ = false;  // this execution holds a provisional dec or increment
   bool any_increment_ = false;    // ... a provisional increment
-  // The provisional increments' checks still open: per thread, the (barrier id, phase) of its
-  // increments that wait for its arrival; per arrive agent, those of the one that spawned it.
-  using PhaseKey = std::pair<std::uint32_t, std::int64_t>;
-  std::vector<boost::container::small_vector<PhaseKey, 1>> awaiting_arrival_;
-  std::unordered_map<AgentId, PhaseKey> awaiting_landing_;
+  // The phases with provisional increments, and their checks still open (by index there): per
+  // thread, those of its increments that wait for its arrival; per arrive agent, its spawner's.
+  std::vector<IncrementChecks> increment_checks_;
+  std::vector<boost::container::small_vector<std::uint32_t, 1>> awaiting_arrival_;
+  std::unordered_map<AgentId, std::uint32_t> awaiting_landing_;
   std::vector<std::pair<std::uint32_t, std::int64_t>> failed_;  // (barrier id, phase) run as incs
   bool failed_before(std::uint32_t bar, std::int64_t phase) const {
     return std::find(failed_.begin(), failed_.end(), std::pair{bar, phase}) != failed_.end();

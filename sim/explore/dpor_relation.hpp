@@ -78,13 +78,6 @@ struct PhaseEvents {
   std::int64_t first_provisional = -1, last_provisional = -1;  // its provisional decs (events)
   Summary counter_summary;                                     // join of all counter ops of the phase
   Summary obs_summary;                                         // join of all successful observers of the phase
-  // Its provisional increments (provisional_increment): the first (event), how many, the
-  // checks they still wait for (2 each: a later arrival of the issuing thread in the phase, the
-  // arrive-on landing in it), the newest event that settled one, and a bound on the pending
-  // count before the first of them (pending now plus what the phase's arrivals took so far).
-  std::int64_t first_increment = -1, last_settler = -1;
-  std::uint32_t increments = 0, unsettled = 0;
-  std::int64_t pending_down = 0, pending_bound = 0;  // pending_down: pending taken by its arrivals
   // Its provisional decs did not commute after all: it did not complete after them, or holds
   // an inc. (A barrier re-initialised starts again at phase 0 in the same history: a
   // completion before them, or an init/inval since the first, is of another incarnation.)
@@ -92,17 +85,30 @@ struct PhaseEvents {
     return first_provisional >= 0 &&
            (completer < last_provisional || !incs.empty() || last_lifecycle > first_provisional);
   }
-  // Its provisional increments did not commute after all: a check is unsettled, or was settled
-  // by `failed_step` (the execution's last step, when it failed: it changed nothing), or a
-  // re-init came after the first, or an order of them could raise pending past its limit.
-  bool increments_failed(std::int64_t last_lifecycle, std::int64_t failed_step) const {
-    return first_increment >= 0 && (unsettled > 0 || (failed_step >= 0 && last_settler == failed_step) ||
-                                    last_lifecycle > first_increment || pending_bound + increments > kMaxArriveCount);
+};
+
+// The provisional increments of one phase (provisional_increment), kept beside the phases
+// (few phases have any): the first (event), how many, the checks they still wait for (2 each:
+// a later arrival of the issuing thread in the phase, the arrive-on landing in it), and the
+// newest event that settled one.
+struct IncrementChecks {
+  std::uint32_t bar = 0;
+  std::int64_t phase = 0;
+  std::int64_t first = -1, last_settler = -1;
+  std::uint32_t increments = 0, unsettled = 0;
+  // They did not commute after all: a check is unsettled, or was settled by `failed_step` (the
+  // execution's last step, when it failed: it changed nothing), or a re-init came after the
+  // first, or an order with all of them first could raise pending past its limit (pending
+  // starts a phase at most at the init count).
+  bool failed(std::int64_t last_lifecycle, std::int64_t failed_step, std::int64_t init_count) const {
+    return unsettled > 0 || (failed_step >= 0 && last_settler == failed_step) || last_lifecycle > first ||
+           init_count + increments > kMaxArriveCount;
   }
 };
 
 struct BarrierHistory {
   std::vector<std::uint32_t> lifecycle;   // init/inval events
+  std::int64_t init_count = 0;            // the count of its newest init
   std::vector<std::uint32_t> live_reads;  // events that read only whether it is live
   std::vector<PhaseEvents> phases;        // phases[p + 1] for phase p (-1: before init)
   std::size_t sealed = 0;                 // phases[0, sealed) have sealed summaries
@@ -177,7 +183,7 @@ inline bool provisional_counter(const Op& op, std::int64_t volume) {
 // May this pending increment (cp.async.mbarrier.arrive without .noinc) commute as a dec
 // provisionally? It does if, at the end, every increment of its phase is followed in program
 // order by an arrival of its thread in the phase and has its arrive-on land in the phase
-// (PhaseEvents::increments_failed). Then from any point of any order, the phase's ops still to
+// (IncrementChecks::failed). Then from any point of any order, the phase's ops still to
 // run take pending down by at least 1 while one of them is an increment or an arrival (each
 // increment's +1 is paid back by its own arrive-on, and its thread's arrival is still to come),
 // so pending stays > 0 until the last of them: the phase completes where it did, after all of
