@@ -118,6 +118,21 @@ void patterns() {
                     }
                     smem_bar(0).wait(0);
                   }));
+  // FlashAttention-3's non-TMA paged-KV producer (PipelineAsync): each thread copies its piece
+  // by cp.async, has the barrier track it (cp.async.mbarrier.arrive without .noinc: pending
+  // +1, an arrive-on once it lands) and arrives itself.
+  alignas(16) static unsigned char pieces[16 * 128];
+  for (std::uint32_t n : {2u, 8u, 32u, 128u})
+    print_pattern(fmt::format("{} threads: cp.async, its mbarrier arrive (+1), arrive", n), run_pattern(n, [n] {
+                    const std::uint32_t t = P::thread_idx();
+                    if (t == 0) smem_bar(0).init(n);
+                    P::sync_threads();
+                    P::cp_async(P::shared_memory() + 64 + 16 * t, pieces + 16 * t, 16);
+                    P::cp_async_mbarrier_arrive(smem_bar(0).raw());
+                    smem_bar(0).arrive();
+                    smem_bar(0).wait(0);
+                    (void)P::load(reinterpret_cast<std::uint32_t*>(P::shared_memory() + 64 + 16 * ((t + 1) % n)));
+                  }));
   for (std::uint32_t c : {1u, 2u, 3u, 8u, 32u, 128u})
     print_pattern(fmt::format("spin loop, {} consumer(s): while (!try_wait(b, 0)) {{}}", c), run_pattern(c + 1, [] {
                     if (P::thread_idx() == 0) smem_bar(0).init(1);

@@ -209,19 +209,6 @@ void DporSearch::on_blocked(const Runtime& rt) {
   }
 }
 
-bool DporSearch::take_failed_provisions() {
-  failed_.clear();
-  if (!any_provisional_) return false;
-  for (std::size_t id = 0; id < barriers_.size(); ++id) {
-    const BarrierHistory& h = barriers_[id];
-    const std::int64_t last_lifecycle = h.lifecycle.empty() ? -1 : static_cast<std::int64_t>(h.lifecycle.back());
-    for (std::size_t i = 0; i < h.phases.size(); ++i)
-      if (h.phases[i].provision_failed(last_lifecycle))
-        failed_.push_back({static_cast<std::uint32_t>(id), static_cast<std::int64_t>(i) - 1});
-  }
-  return !failed_.empty();
-}
-
 // The execution's equivalence class: every event with its happens-before clock. Two
 // executions with the same key are the same partial order of the same operations.
 std::string DporSearch::trace_key() const {
@@ -436,10 +423,15 @@ void DporSearch::classify_counter(BarrierHistory& h, const StepInfo& step, Event
   PhaseEvents* pe = h.find(p);
   const std::int64_t volume = pe ? pe->tx_volume : 0;
   bool commuting = op.bar->is_live() && commuting_counter(op, op.bar->tx, volume);
-  if (!commuting && op.bar->is_live() && provisional_counter(op, volume) && !failed_before(op.bar->id, p)) {
-    commuting = true;
-    e.provisional = true;
-    ++provisional;
+  if (!commuting && op.bar->is_live() && !failed_before(op.bar->id, p)) {
+    if (provisional_counter(op, volume)) {
+      commuting = true;
+      e.provisional = true;
+      ++provisional;
+    } else if (provisional_increment(op)) {
+      commuting = true;  // record() opens its checks
+      ++provisional_incs;
+    }
   }
   e.cat = commuting ? Cat::dec : Cat::inc;
   if (pe) {
@@ -491,7 +483,10 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
   if (!op.bar || e.cat == Cat::other) return;
   BarrierHistory& h = history(op.bar->id);
   switch (e.cat) {
-    case Cat::init: h.lifecycle.push_back(index); break;
+    case Cat::init:
+      h.lifecycle.push_back(index);
+      if (op.info().effect == Effect::init) h.init_count = op.arg;
+      break;
     case Cat::live_read: h.live_reads.push_back(index); break;
     case Cat::obs_true: {
       PhaseEvents& pe = h.at(e.phase);
@@ -504,6 +499,8 @@ void DporSearch::record(const StepInfo& step, const Event& e, std::uint32_t inde
     case Cat::dec: {
       PhaseEvents& pe = h.at(e.phase);
       if (moves_tx(op)) pe.tx_volume += op.arg;
+      if (any_increment_) settle_increments(step, e, index);
+      if (e.cat == Cat::dec && provisional_increment(op)) add_increment(step, index);
       pe.counters.push_back(index);
       if (e.completed) pe.completer = index;
       if (e.cat == Cat::inc) pe.incs.push_back(index);

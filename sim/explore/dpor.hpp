@@ -73,22 +73,28 @@ class DporSearch final : public Strategy, public StepObserver {
     group_waits_.clear();
     group_members_.clear();
     scanned_agents_ = 0;
-    any_provisional_ = false;
-    counted_before_ = {races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional};
+    any_provisional_ = any_increment_ = false;
+    increment_checks_.clear();
+    awaiting_arrival_.clear();
+    awaiting_landing_.clear();
+    counted_before_ = {races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional, provisional_incs};
   }
   // The runtime runs the execution again from its start (Runtime::execute): the steps its first
   // attempt reported are reported again, so what they counted is taken back.
   void restart_execution() override {
-    std::tie(races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional) = counted_before_;
+    std::tie(races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional, provisional_incs) =
+        counted_before_;
     begin_execution();
   }
 
-  // After an execution: did a phase's provisional decs not hold up (dpor_relation.hpp:
-  // provisional_counter)? Then its races are wrong, and the same schedule runs again with
-  // those phases' decrements as incs (execute_observed); end_rerun() after it.
-  bool take_failed_provisions();
+  // After an execution: did a phase's provisional decs or increments not hold up
+  // (dpor_relation.hpp: provisional_counter, provisional_increment)? Then its races are wrong,
+  // and the same schedule runs again with those phases' provisional ops as incs
+  // (execute_observed); end_rerun() after it. `last_step_failed`: the execution ended on a bug,
+  // whose step may be a barrier op that failed (a misuse) and changed nothing.
+  bool take_failed_provisions(bool last_step_failed);
   void end_rerun() { failed_.clear(); }
-  std::uint64_t reruns = 0, provisional = 0;
+  std::uint64_t reruns = 0, provisional = 0, provisional_incs = 0;
 
   bool wants_lowest_enabled() const override { return true; }
   AgentId choose(const Runtime& rt) override {
@@ -196,7 +202,7 @@ class DporSearch final : public Strategy, public StepObserver {
 
  private:
   // The public counters as the execution began (restart_execution).
-  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>
+  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>
       counted_before_{};
 
   // The races and forced orderings of one step, by its operation's dependence class (the
@@ -232,6 +238,10 @@ class DporSearch final : public Strategy, public StepObserver {
   void check_races(std::vector<std::uint32_t>& list, const Event& e);
   void completion_races(const Event& e);
   void record(const StepInfo& step, const Event& e, std::uint32_t index);
+  // A provisional increment was recorded (sim/explore/dpor_increments.cpp): its two checks
+  // wait for their events. settle_increments: a counter op that may settle some.
+  void add_increment(const StepInfo& step, std::uint32_t index);
+  void settle_increments(const StepInfo& step, const Event& e, std::uint32_t index);
 
   // A counter op of phase p ran: no more counter ops of the phases before p - 1 will (they
   // would be of phase p or later), nor, without aliasing, observers of them.
@@ -302,7 +312,13 @@ class DporSearch final : public Strategy, public StepObserver {
     return barriers_[id];
   }
   std::unordered_map<const void*, AddressHistory> addresses_;
-  bool any_provisional_ = false;                                // this execution holds a provisional dec
+  bool any_provisional_ = false;  // this execution holds a provisional dec or increment
+  bool any_increment_ = false;    // ... a provisional increment
+  // The phases with provisional increments, and their checks still open (by index there): per
+  // thread, those of its increments that wait for its arrival; per arrive agent, its spawner's.
+  std::vector<IncrementChecks> increment_checks_;
+  std::vector<boost::container::small_vector<std::uint32_t, 1>> awaiting_arrival_;
+  std::unordered_map<AgentId, std::uint32_t> awaiting_landing_;
   std::vector<std::pair<std::uint32_t, std::int64_t>> failed_;  // (barrier id, phase) run as incs
   bool failed_before(std::uint32_t bar, std::int64_t phase) const {
     return std::find(failed_.begin(), failed_.end(), std::pair{bar, phase}) != failed_.end();
@@ -319,7 +335,9 @@ class DporSearch final : public Strategy, public StepObserver {
 inline Outcome& execute_observed(Runtime& rt, Program& program, Strategy& strategy, const RunLimits& limits,
                                  DporSearch& observer, Outcome& held) {
   Outcome& out = rt.execute_in_place(program, strategy, limits, &observer);
-  if (out.cut_short || !observer.take_failed_provisions()) return out;
+  const bool last_step_failed =
+      is_bug(out.verdict) && out.verdict != Verdict::deadlock && out.verdict != Verdict::livelock;
+  if (out.cut_short || !observer.take_failed_provisions(last_step_failed)) return out;
   ++observer.reruns;
   held = std::move(out);
   observer.begin_execution();

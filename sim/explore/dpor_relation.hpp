@@ -50,7 +50,9 @@ namespace mbcheck::sim::dpor {
 //  - init/inval are dependent with everything on the barrier; observers commute.
 //  - cp.async.mbarrier.arrive.noinc's issue reads only whether the barrier is live (its
 //    arrive-on is an arrival of the agent it spawns): dependent with init/inval only. The form
-//    without .noinc raises pending at issue: an "inc" (see above).
+//    without .noinc raises pending at issue: a "provisional increment", which commutes like a
+//    dec when every increment of its phase is followed there by an arrival of its thread and by
+//    its own arrive-on, known only at the end (see provisional_increment); else an inc.
 // Plain atomics: the usual read/write conflicts per address. Different objects commute.
 // The reference enumerator (tests/differential) is what this is tested against.
 
@@ -85,8 +87,28 @@ struct PhaseEvents {
   }
 };
 
+// The provisional increments of one phase (provisional_increment), kept beside the phases
+// (few phases have any): the first (event), how many, the checks they still wait for (2 each:
+// a later arrival of the issuing thread in the phase, the arrive-on landing in it), and the
+// newest event that settled one.
+struct IncrementChecks {
+  std::uint32_t bar = 0;
+  std::int64_t phase = 0;
+  std::int64_t first = -1, last_settler = -1;
+  std::uint32_t increments = 0, unsettled = 0;
+  // They did not commute after all: a check is unsettled, or was settled by `failed_step` (the
+  // execution's last step, when it failed: it changed nothing), or a re-init came after the
+  // first, or an order with all of them first could raise pending past its limit (pending
+  // starts a phase at most at the init count).
+  bool failed(std::int64_t last_lifecycle, std::int64_t failed_step, std::int64_t init_count) const {
+    return unsettled > 0 || (failed_step >= 0 && last_settler == failed_step) || last_lifecycle > first ||
+           init_count + increments > kMaxArriveCount;
+  }
+};
+
 struct BarrierHistory {
   std::vector<std::uint32_t> lifecycle;   // init/inval events
+  std::int64_t init_count = 0;            // the count of its newest init
   std::vector<std::uint32_t> live_reads;  // events that read only whether it is live
   std::vector<PhaseEvents> phases;        // phases[p + 1] for phase p (-1: before init)
   std::size_t sealed = 0;                 // phases[0, sealed) have sealed summaries
@@ -156,6 +178,30 @@ inline bool commuting_counter(const Op& op, std::int64_t tx_after, std::int64_t 
 // then arrive.expect_tx(8) leave it open; the arrive first completes it at the first 8).
 inline bool provisional_counter(const Op& op, std::int64_t volume) {
   return op.info().dependence == Dependence::tx_decrement && op.arg > 0 && volume + op.arg <= kMaxTxCount;
+}
+
+// May this pending increment (cp.async.mbarrier.arrive without .noinc) commute as a dec
+// provisionally? It does if, at the end, every increment of its phase is followed in program
+// order by an arrival of its thread in the phase and has its arrive-on land in the phase
+// (IncrementChecks::failed). Then from any point of any order, the phase's ops still to
+// run take pending down by at least 1 while one of them is an increment or an arrival (each
+// increment's +1 is paid back by its own arrive-on, and its thread's arrival is still to come),
+// so pending stays > 0 until the last of them: the phase completes where it did, after all of
+// them, and the other rules' premise (pending > 0 while an arrival is still to run) holds.
+// Checking an increment's pair alone is not enough: count 1, I1 by t, an arrive X by u, an
+// increment I2 whose arrive-on lands in the next phase, t's arrive, I1's arrive-on. I1 then
+// meets both checks and the phase completes at I1's arrive-on; X before I1 completes it at
+// once (pending 1 - 1), and I1 falls into the next phase.
+inline bool provisional_increment(const Op& op) { return op.info().dependence == Dependence::pending_increment; }
+
+// How far this op takes its phase's pending count down (arrivals; 0 for the others).
+inline std::int64_t pending_taken(const Op& op) {
+  switch (op.info().effect) {
+    case Effect::arrive:
+    case Effect::arrive_drop: return op.arg;
+    case Effect::arrive_expect_tx: return 1;
+    default: return 0;
+  }
 }
 
 // Would this counter op complete the barrier's phase if it ran now?

@@ -250,6 +250,7 @@ bool Exploration::merge(std::vector<WaveResult>& results) {
     dpor_.fallbacks += w.stats.fallbacks;
     dpor_.reruns += w.stats.reruns;
     dpor_.provisional += w.stats.provisional;
+    dpor_.provisional_incs += w.stats.provisional_incs;
     dpor_.spin_iterations += w.stats.spin_iterations;
     dpor_.spin_noops += w.stats.spin_noops;
     dpor_.backoff_merges += w.stats.backoff_merges;

@@ -45,6 +45,7 @@ inline void take_search_figures(DporSearch& dpor, ExploreStats& stats) {
   stats.fallbacks = dpor.fallbacks;
   stats.reruns = dpor.reruns;
   stats.provisional = dpor.provisional;
+  stats.provisional_incs = dpor.provisional_incs;
   stats.spin_iterations = dpor.spin_iterations;
   stats.spin_noops = dpor.spin_noops;
   stats.backoff_merges = dpor.backoff_merges;

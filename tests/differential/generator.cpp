@@ -211,6 +211,31 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       s[b].push_back({Stmt::wait, 0, 0});
       s[b].push_back({Stmt::load_slot, 0, 0});
       break;
+    case 18: {  // FlashAttention-3's paged-KV producers (PipelineAsync over cp.async): each copies its
+                // slot by cp.async, has barrier 0 track it by the +1 form and arrives; the last
+                // thread waits and reads slot 0. Sometimes one thing is off: an arrival before
+                // its increment, an arrival missing, a count one short, or an increment (with
+                // its copy) by a thread that does not arrive, whose arrive-on may land late
+      const std::uint32_t total = g.p.threads;  // CTA 0's (barrier 0 is per CTA)
+      const std::uint32_t producers = std::min<std::uint32_t>(total, 2 + g.pick(2));
+      const std::uint32_t flaw = g.pick(100);
+      g.p.counts[0] = flaw >= 84 && flaw < 92 ? producers - 1 : producers;
+      for (std::uint32_t t = 0; t < producers; ++t) {
+        if (t < static_cast<std::uint32_t>(kSlots)) s[t].push_back({Stmt::cpa_copy, 0, static_cast<std::int32_t>(t)});
+        const bool arrive_first = flaw >= 70 && flaw < 77 && t == 0;
+        const bool missing = flaw >= 77 && flaw < 84 && t == producers - 1;
+        if (arrive_first) s[t].push_back({Stmt::arrive, 0, 0});
+        s[t].push_back({Stmt::cpa_arrive, 0, 0});
+        if (!arrive_first && !missing) s[t].push_back({Stmt::arrive, 0, 0});
+      }
+      if (flaw >= 92 && total > producers) {
+        s[producers].push_back({Stmt::cpa_copy, 0, 1});  // (slot 1 again when a producer copies it: a race)
+        s[producers].push_back({Stmt::cpa_arrive, 0, 0});
+      }
+      s[total - 1].push_back({Stmt::wait, 0, 0});
+      s[total - 1].push_back({Stmt::load_slot, 0, 0});
+      break;
+    }
     case 14:  // cp.async groups: two groups, wait_group 1 or 0, read the older or newer slot
       s[a].push_back({Stmt::cpa_copy, 0, 0});
       s[a].push_back({Stmt::cpa_commit, 0, 0});
@@ -383,10 +408,13 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    // (patterns 16 and 17 take half of pattern 5's and 2's draws, so that older seeds keep
-    // their programs)
+    // (patterns 16, 17 and 18 take half of pattern 5's, 2's and 13's draws, so that older seeds
+    // keep their programs)
     const std::uint32_t which = g.pick(16);
-    plant_pattern(g, which == 5 && g.chance(50) ? 16 : which == 2 && g.chance(50) ? 17 : which);
+    plant_pattern(g, which == 5 && g.chance(50)    ? 16
+                     : which == 2 && g.chance(50)  ? 17
+                     : which == 13 && g.chance(50) ? 18
+                                                   : which);
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
                         p.scripts[0][3].op == Stmt::wait;
@@ -482,6 +510,16 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
             break;
           }
     }
+  std::uint32_t paid = 0;  // threads whose cp.async increment an arrival of theirs follows on the barrier
+  for (const auto& script : p.scripts)
+    for (std::size_t k = 0; k < script.size(); ++k)
+      if (script[k].op == Stmt::cpa_arrive && script[k].arg == 0 &&
+          std::any_of(script.begin() + static_cast<std::ptrdiff_t>(k), script.end(),
+                      [&](const Instr& i) { return i.op == Stmt::arrive && i.bar == script[k].bar; })) {
+        ++paid;
+        break;
+      }
+  if (paid >= 2) seen.insert("pattern:cp.async increments followed by arrivals in two threads or more");
   bool tx_inc = false, tx_dec = false, arrivals = false;
   for (const auto& script : p.scripts)
     for (const Instr& i : script) {

@@ -1,5 +1,8 @@
 // mbcheck_soak: the reference enumerator against DPOR on many generated programs.
 //   mbcheck_soak [--programs N] [--seed S] [--fuzz-runs R] [--show 1] [--slow MS] [--max-states M]
+//                [--having STMT]
+// --having: of the N programs generated, compare only those with statement STMT (as
+// to_string(Stmt) names it, e.g. cpa_arrive): a soak of one statement's rules.
 // --max-states: the reference's state limit per program (default 2,000,000); a program past it
 // is counted apart ("beyond the reference's M states"), not compared: a few generated
 // programs need minutes of reference exploration.
@@ -14,6 +17,7 @@
 // those of even seed on its dense ones: the oracle holds both to the same verdicts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +53,7 @@ int main(int argc, char** argv) {
   std::uint64_t programs = 1'000'000, seed = 1, fuzz_runs = 40, show = 0;
   double slow_ms = 0;                    // --slow MS: print the programs that take longer
   std::uint64_t max_states = 2'000'000;  // --max-states N: the reference's limit per program
+  std::string having;                    // --having STMT
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--programs"))
       programs = std::strtoull(argv[i + 1], nullptr, 10);
@@ -60,6 +65,8 @@ int main(int argc, char** argv) {
       fuzz_runs = std::strtoull(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--max-states"))
       max_states = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--having"))
+      having = argv[i + 1];
     else if (!std::strcmp(argv[i], "--slow"))
       slow_ms = std::strtod(argv[i + 1], nullptr);
   }
@@ -67,10 +74,16 @@ int main(int argc, char** argv) {
   std::uint64_t disagreements = 0, incomplete = 0, reference_incomplete = 0, bugs = 0, executions = 0, states = 0;
   std::uint64_t fuzz_total = 0, fuzz_bug_runs = 0, fuzz_false = 0, fuzz_unknown = 0, fuzz_step_limited = 0;
   std::uint64_t depth1 = 0, depth1_missed = 0, depth1_late = 0, depth1_random_missed = 0, deeper = 0, deeper_found = 0;
+  std::uint64_t compared = 0;
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t k = 0; k < programs; ++k) {
     const auto program_start = std::chrono::steady_clock::now();
     const DiffProgram p = generate(seed + k);
+    if (!having.empty() && std::none_of(p.scripts.begin(), p.scripts.end(), [&](const std::vector<Instr>& script) {
+          return std::any_of(script.begin(), script.end(), [&](const Instr& i) { return to_string(i.op) == having; });
+        }))
+      continue;
+    ++compared;
     const bool chunked = (seed + k) % 2 == 1;
     mbcheck::sim::RaceDetector::chunked_from_threads() = chunked ? 0 : SIZE_MAX;
     if (chunked) ++kinds["programs on chunked race-detector clocks"];
@@ -79,10 +92,12 @@ int main(int argc, char** argv) {
     executions += c.search.stats.executions;
     states += c.reference.states;
     bugs += c.reference.bug;
-    // the relation's provisional decs (a decrement taking tx-count below 0), and the executions
-    // run again because one did not hold up
+    // the relation's provisional decs (a decrement taking tx-count below 0) and increments
+    // (cp.async.mbarrier.arrive without .noinc), and the executions run again because one did
+    // not hold up
     if (c.search.stats.provisional) ++kinds["search ran provisional decs"];
-    if (c.search.stats.reruns) ++kinds["search re-ran an execution (a provisional dec failed)"];
+    if (c.search.stats.provisional_incs) ++kinds["search ran provisional increments"];
+    if (c.search.stats.reruns) ++kinds["search re-ran an execution (a provisional op failed)"];
     for (const auto& k : c.reference.bug_kinds) ++kinds["reference finds " + k];
     if (!c.reference.bug) {
       ++kinds["bug-free"];
@@ -150,13 +165,14 @@ int main(int argc, char** argv) {
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("{}", format_coverage(coverage, programs));
-  fmt::print("{}", format_coverage(kinds, programs));
+  fmt::print("{}", format_coverage(coverage, compared));
+  fmt::print("{}", format_coverage(kinds, compared));
+  if (!having.empty()) fmt::print("{} of the {} programs have {}:\n", compared, programs, having);
   fmt::print(
       "{} programs (seeds {}..{}), {} with a reachable bug; reference states {}, DPOR executions {}; "
       "{} disagreements; {} bug-free programs beyond the search's 200000 executions; {} beyond the reference's "
       "{} states; {:.1f} s\n",
-      programs, seed, seed + programs - 1, bugs, states, executions, disagreements, incomplete, reference_incomplete,
+      compared, seed, seed + programs - 1, bugs, states, executions, disagreements, incomplete, reference_incomplete,
       max_states, seconds);
   if (fuzz_runs)
     fmt::print(
