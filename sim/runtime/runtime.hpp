@@ -431,7 +431,7 @@ class Runtime {
   struct TensorStoreIssue {
     std::uint32_t cta = 0, warp = 0;
     CallSite site;
-    const void* desc = nullptr;
+    tma::TensorMap map;  // the map's contents (each thread may hold its own copy of the kernel's)
     const void* smem = nullptr;
     std::int32_t coords[tma::kMaxRank] = {};
     std::uint64_t lanes = 0;  // the lanes that issued it
@@ -439,7 +439,7 @@ class Runtime {
     std::vector<unsigned char> bytes;
   };
   std::vector<TensorStoreIssue> tensor_issues_;
-  void join_tensor_issue(Agent& read, const void* desc, const std::int32_t* coords, const void* smem);
+  void join_tensor_issue(Agent& read, const std::int32_t* coords, const void* smem);
   // An async-group member's step: a store's, a cp.async's or a wgmma operand's memory
   // access, then group_member_done.
   void land_group_member(Agent& member);

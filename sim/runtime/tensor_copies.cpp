@@ -10,6 +10,9 @@
 // tile's bytes whatever the coordinates (TmaTransactionBytes), and a partial tile completes.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "sim/runtime/perform.hpp"
 
 namespace mbcheck::sim {
@@ -151,7 +154,7 @@ void Runtime::tensor_store(const void* desc, const std::int32_t* coords, const v
   c.segments = std::move(segments);
   c.tensor = m;
   c.reduce = reduce_add;
-  if (!reduce_add) join_tensor_issue(c, desc, coords, smem_src);
+  if (!reduce_add) join_tensor_issue(c, coords, smem_src);
   add_group_member(issuer, c, GroupKind::bulk_store);
   observe_with([&] {
     StepInfo step{issuer.id, issuer.op};
@@ -162,15 +165,15 @@ void Runtime::tensor_store(const void* desc, const std::int32_t* coords, const v
 
 // A tensor store's write agent: its in-bounds segments of global memory, written (or added to)
 // from the bytes its read staged. False when it ended the execution.
-void Runtime::join_tensor_issue(Agent& c, const void* desc, const std::int32_t* coords, const void* smem) {
+void Runtime::join_tensor_issue(Agent& c, const std::int32_t* coords, const void* smem) {
   const Agent& lane = *current_;
   const std::uint32_t warp_size = std::max<std::uint32_t>(1, shape_.warp_size);
   const std::uint32_t warp = lane.thread / warp_size;
   const std::uint64_t bit = std::uint64_t{1} << (lane.thread % warp_size % 64);
   const tma::TensorMap& m = c.tensor;
   auto same = [&](const TensorStoreIssue& t) {
-    return t.cta == lane.cta && t.warp == warp && t.desc == desc && t.smem == smem && t.site.line == lane.site.line &&
-           t.site.column == lane.site.column && t.site.file == lane.site.file &&
+    return t.cta == lane.cta && t.warp == warp && std::memcmp(&t.map, &m, sizeof m) == 0 && t.smem == smem &&
+           t.site.line == lane.site.line && t.site.column == lane.site.column && t.site.file == lane.site.file &&
            std::equal(coords, coords + m.rank, t.coords);
   };
   for (std::size_t i = 0; i < tensor_issues_.size(); ++i) {  // the oldest issue this lane has not made yet
@@ -186,7 +189,7 @@ void Runtime::join_tensor_issue(Agent& c, const void* desc, const std::int32_t* 
   t.cta = lane.cta;
   t.warp = warp;
   copy_site(t.site, lane.site);
-  t.desc = desc;
+  t.map = m;
   t.smem = smem;
   std::copy(coords, coords + m.rank, t.coords);
   t.lanes = bit;

@@ -63,7 +63,13 @@ __global__ void tma_kernel(Params<Load, Store> p) {
   bool ok = true;
   if (threadIdx.x == 0)
     for (int m = 0; m < 64; ++m)
-      for (int k = 0; k < 64; ++k) ok = ok && sA(m, k) == p.a[m * 64 + k];
+      for (int k = 0; k < 64; ++k) {
+        // The layer's shared memory is a window of offsets: read the element where the running
+        // CTA's shared memory holds it (a plain read of the window would fault).
+        const auto* e = reinterpret_cast<const Element*>(
+            mbcheck::cutlass_host::shared_address(&sA(m, k), sizeof(Element), "the tile"));
+        ok = ok && P::load(e) == p.a[m * 64 + k];
+      }
   P::check(ok, "the tile in shared memory, read through CuTe's Swizzle<3,4,3> layout");
   __syncthreads();
   if (threadIdx.x / 32 == 0) {  // every lane of warp 0 issues the store, as the sm90 epilogue does
