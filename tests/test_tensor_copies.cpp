@@ -441,3 +441,48 @@ TEST_CASE("a tensor store that every lane of a warp issues alike is one store; t
     CHECK(r.bug->verdict == Verdict::race);
   }
 }
+
+TEST_CASE("a load of a box partly out of bounds completes the box's full bytes; the waiter reads zeros there",
+          "[tma][load][oob]") {
+  // A 4 x 2 u32 tensor (rows 16 bytes apart) and a 4 x 4 box at (0, 1): row 1 is in bounds, rows
+  // 2..4 are not. The barrier expects all 64 bytes.
+  struct Partial : Program {
+    alignas(64) Map map{tma::DataType::u32, {4, 2}, {16}, {4, 4}, {1, 1}, tma::Swizzle::none, g_tensor};
+    LaunchShape shape() const override { return tma_shape(1); }
+    void reset() override {
+      auto* t = reinterpret_cast<std::uint32_t*>(g_tensor);
+      for (std::uint32_t i = 0; i < 8; ++i) t[i] = 10 + i;
+    }
+    void thread_main() override {
+      auto* w = reinterpret_cast<std::int64_t*>(box_smem());
+      for (int i = 0; i < 8; ++i) P::store(w + i, std::int64_t{-1});  // not zeros before the load
+      P::fence_proxy_async_shared_cta();
+      smem_bar(0).init(1);
+      smem_bar(0).arrive_expect_tx(64);
+      const std::int32_t crd[] = {0, 1};
+      HostTma::load(map.storage, crd, box_smem(), smem_bar(0).raw());
+      smem_bar(0).wait(0);
+      P::check(P::load(w) == ((std::int64_t{15} << 32) | 14) && P::load(w + 2) == 0 && P::load(w + 7) == 0,
+               "row 1 of the tensor, then zeros");
+    }
+  } prog;
+  REQUIRE(prog.map.error.empty());
+  const ExploreResult r = explore_all(prog);
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+}
+
+TEST_CASE("with interleave, dimension 0's element stride applies", "[tma][stride][interleave]") {
+  // NC/8HWC8-style: u16, dimension 0 the 8 interleaved channels (16 bytes), then 4 x 4 pixels.
+  // Box {8, 2, 2} with strides {2, 1, 1}: channels 0, 2, 4, 6 of each pixel (ceil(8 / 2) = 4).
+  Map m(tma::DataType::u16, {8, 4, 4}, {16, 64}, {8, 2, 2}, {2, 1, 1}, tma::Swizzle::none, g_tensor, tma::OobFill::zero,
+        tma::Interleave::b16);
+  REQUIRE(m.error.empty());
+  CHECK(tma::box_bytes(m.map()) == 4 * 2 * 2 * 2);
+  const auto bytes = byte_map(m.map(), {0, 1, 2}, 0);
+  for (int z = 0; z < 2; ++z)
+    for (int y = 0; y < 2; ++y)
+      for (int c = 0; c < 4; ++c)
+        CHECK(bytes.at(static_cast<std::uint32_t>(((z * 2 + y) * 4 + c) * 2)) ==
+              (2 + z) * 64 + (1 + y) * 16 + 2 * c * 2);
+}
