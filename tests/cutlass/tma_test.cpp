@@ -80,6 +80,37 @@ __global__ void tma_kernel(Params<Load, Store> p) {
   __syncthreads();
 }
 
+// A cluster of 2: each CTA loads half of the tile and multicasts it to both (SM90_TMA_LOAD_MULTICAST,
+// as the 2x1 GEMM shares A or B); each CTA's barrier expects the whole tile.
+template <class MLoad>
+__global__ void multicast_kernel(MLoad mload, Element const* a) {
+  extern __shared__ char shared_memory[];
+  Storage& s = *reinterpret_cast<Storage*>(shared_memory);
+  Tensor sA = make_tensor(make_smem_ptr(s.tile), SmemLayout{});
+  auto& bar = *reinterpret_cast<cutlass::arch::ClusterTransactionBarrier*>(&s.bar);
+  Tensor mA = mload.get_tma_tensor(make_shape(64, 64));
+  const int rank = int(cute::block_rank_in_cluster());
+  auto load = mload.get_slice(rank);
+  if (threadIdx.x == 0) bar.init(1);
+  cutlass::arch::fence_barrier_init();
+  cute::cluster_sync();
+  if (threadIdx.x == 0) {
+    bar.arrive_and_expect_tx(kTileBytes);
+    copy(mload.with(*reinterpret_cast<uint64_t*>(&s.bar), uint16_t(0x3)), load.partition_S(mA), load.partition_D(sA));
+  }
+  bar.wait(0);
+  bool ok = true;
+  if (threadIdx.x == 0)
+    for (int m = 0; m < 64; ++m)
+      for (int k = 0; k < 64; ++k) {
+        const auto* e = reinterpret_cast<const Element*>(
+            mbcheck::cutlass_host::shared_address(&sA(m, k), sizeof(Element), "the tile"));
+        ok = ok && P::load(e) == a[m * 64 + k];
+      }
+  P::check(ok, "both halves of the tile, multicast into this CTA");
+  cute::cluster_sync();  // no CTA exits while its peer's multicast may still land in it
+}
+
 namespace {
 
 int failures = 0;
@@ -114,6 +145,19 @@ int main() {
   const bool ran = !records.empty();
   expect(ran && records.back().verdict == mbcheck::sim::CheckVerdict::verified,
          "TMA load (128B swizzle) and a warp-uniform TMA store: verified " + (ran ? records.back().report : ""));
+  {
+    auto mload = make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, gA, SmemLayout{}, Int<2>{});
+    auto mkernel = multicast_kernel<decltype(mload)>;
+    cudaFuncSetAttribute(mkernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Storage)));
+    Element const* ca = a;
+    void* margs[] = {&mload, &ca};
+    cutlass::ClusterLauncher::launch(dim3(2, 1, 1), dim3(2, 1, 1), dim3(32, 1, 1), sizeof(Storage), nullptr,
+                                     (const void*)mkernel, margs);
+    auto mrecords = mbcheck::cutlass_host::take_launch_records();
+    const bool mran = !mrecords.empty();
+    expect(mran && mrecords.back().verdict == mbcheck::sim::CheckVerdict::verified,
+           "TMA multicast of two halves into a cluster of 2: verified " + (mran ? mrecords.back().report : ""));
+  }
   bool same = true;
   for (int i = 0; i < 64 * 64; ++i) same = same && b[i] == a[i];
   expect(same, "the stored tile equals the loaded one");
