@@ -3,7 +3,8 @@
 // stand-in, src/tensor_map.cpp); the kernel loads a 64 x 64 fp16 tile into shared memory laid out
 // by the 128B GMMA atom (Swizzle<3,4,3>) with SM90_TMA_LOAD, reads it back through CuTe's own
 // swizzled layout, and stores it with SM90_TMA_STORE from every lane of warp 0, as CUTLASS's sm90
-// epilogue does. Checked exhaustively; exit status 0 when every case holds.
+// epilogue does, and reduce-adds it twice with SM90_TMA_REDUCE_ADD; a cluster of 2 multicasts it.
+// Checked exhaustively; exit status 0 when every case holds.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -33,17 +34,18 @@ struct alignas(1024) Storage {
   uint64_t bar;
 };
 
-template <class Load, class Store>
+template <class Load, class Store, class Reduce>
 struct Params {
   Load load;
   Store store;
+  Reduce reduce;
   Element const* a;
 };
 
 }  // namespace
 
-template <class Load, class Store>
-__global__ void tma_kernel(Params<Load, Store> p) {
+template <class Load, class Store, class Reduce>
+__global__ void tma_kernel(Params<Load, Store, Reduce> p) {
   extern __shared__ char shared_memory[];
   Storage& s = *reinterpret_cast<Storage*>(shared_memory);
   Tensor sA = make_tensor(make_smem_ptr(s.tile), SmemLayout{});
@@ -74,6 +76,14 @@ __global__ void tma_kernel(Params<Load, Store> p) {
   __syncthreads();
   if (threadIdx.x / 32 == 0) {  // every lane of warp 0 issues the store, as the sm90 epilogue does
     copy(p.store, store.partition_S(sA), store.partition_D(mB));
+    tma_store_arrive();
+    tma_store_wait<0>();
+  }
+  if (threadIdx.x == 32) {  // one lane of warp 1 adds the tile into C twice (SM90_TMA_REDUCE_ADD)
+    Tensor mC = p.reduce.get_tma_tensor(make_shape(64, 64));
+    auto reduce = p.reduce.get_slice(0);
+    copy(p.reduce, reduce.partition_S(sA), reduce.partition_D(mC));
+    copy(p.reduce, reduce.partition_S(sA), reduce.partition_D(mC));
     tma_store_arrive();
     tma_store_wait<0>();
   }
@@ -126,17 +136,22 @@ int main() {
   mbcheck::cutlass_host::launch_policy().print_reports = false;
   Element* a = nullptr;
   Element* b = nullptr;
+  Element* c = nullptr;
   cudaMalloc(reinterpret_cast<void**>(&a), kTileBytes);
   cudaMalloc(reinterpret_cast<void**>(&b), kTileBytes);
+  cudaMalloc(reinterpret_cast<void**>(&c), kTileBytes);
+  for (int i = 0; i < 64 * 64; ++i) c[i] = Element(0.0f);
   for (int i = 0; i < 64 * 64; ++i) a[i] = Element(float(i % 509));
   // A row-major 64 x 64 (m, k): k contiguous, as a K-major operand.
   Tensor gA = make_tensor(make_gmem_ptr(a), make_shape(64, 64), make_stride(64, _1{}));
   Tensor gB = make_tensor(make_gmem_ptr(b), make_shape(64, 64), make_stride(64, _1{}));
+  Tensor gC = make_tensor(make_gmem_ptr(c), make_shape(64, 64), make_stride(64, _1{}));
   auto load = make_tma_copy(SM90_TMA_LOAD{}, gA, SmemLayout{});
   auto store = make_tma_copy(SM90_TMA_STORE{}, gB, SmemLayout{});
-  using Par = Params<decltype(load), decltype(store)>;
-  Par params{load, store, a};
-  auto kernel = tma_kernel<decltype(load), decltype(store)>;
+  auto reduce = make_tma_copy(SM90_TMA_REDUCE_ADD{}, gC, SmemLayout{});
+  using Par = Params<decltype(load), decltype(store), decltype(reduce)>;
+  Par params{load, store, reduce, a};
+  auto kernel = tma_kernel<decltype(load), decltype(store), decltype(reduce)>;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Storage)));
   void* args[] = {&params};
   cutlass::ClusterLauncher::launch(dim3(1, 1, 1), dim3(1, 1, 1), dim3(64, 1, 1), sizeof(Storage), nullptr,
@@ -161,6 +176,9 @@ int main() {
   bool same = true;
   for (int i = 0; i < 64 * 64; ++i) same = same && b[i] == a[i];
   expect(same, "the stored tile equals the loaded one");
+  bool doubled = true;
+  for (int i = 0; i < 64 * 64; ++i) doubled = doubled && float(c[i]) == 2.0f * float(a[i]);
+  expect(doubled, "two reduce-adds of the tile into zeros: twice the tile");
   // The driver entry point CUTLASS asks for, and a map the driver API's rules refuse (a box
   // dimension over 256): CUDA_ERROR_INVALID_VALUE, with the rule printed.
   void* pfn = nullptr;
