@@ -110,6 +110,17 @@ TEST_CASE("each swizzle mode places 16-byte chunks as PTX's tables do", "[tma][s
   }
 }
 
+TEST_CASE("a swizzled box that covers part of a 128-byte line is refused, not sent outside itself", "[tma][swizzle]") {
+  // 2 rows of 16 bytes under the 128-byte swizzle at offset 256 (line 2): chunk 0 of line 2
+  // would go to position 2, past the box's 32 bytes.
+  Map m(tma::DataType::u8, {16, 2}, {16}, {16, 2}, {1, 1}, tma::Swizzle::b128, g_tensor);
+  REQUIRE(m.error.empty());
+  std::vector<tma::Segment> segs;
+  const std::int32_t crd[] = {0, 0};
+  CHECK_THAT(tma::box_segments(m.map(), crd, 256, segs), Catch::Contains("outside the box's 32 bytes"));
+  CHECK(tma::box_segments(m.map(), crd, 128, segs).empty());  // line 1: chunks 0 and 1 swap, inside
+}
+
 TEST_CASE("CUTLASS's 128B layout atom Swizzle<3,4,3> is the 128-byte mode", "[tma][swizzle]") {
   // cute/swizzle.hpp: Swizzle<B=3, M=4, S=3>(offset) = offset ^ ((offset & (0b111 << 7)) >> 3),
   // written out; it must agree with the engine's 128B mode on every offset of a 4 KiB buffer.

@@ -162,7 +162,17 @@ std::string box_segments(const TensorMap& m, const std::int32_t* coords, std::ui
       if (c < 0 || static_cast<std::uint64_t>(c) >= m.dims[i]) in = false;
       g += c * static_cast<std::int64_t>(i == 0 ? es : m.strides[i - 1]);
     }
-    const std::uint32_t s = swizzle_address(m.swizzle, smem_offset + off) - smem_offset;
+    const std::uint32_t sa = swizzle_address(m.swizzle, smem_offset + off);
+    // The swizzle moves 16-byte chunks within their 128-byte line: a box that covers part of a
+    // line only could be sent outside its own bytes; such a box is refused, not modelled.
+    if (sa < smem_offset || sa - smem_offset + es > total) {
+      out.clear();
+      return fmt::format(
+          "the {}-byte swizzle sends the box's byte {} to shared offset {:#x}, outside the box's {} bytes at {:#x}: "
+          "a swizzled box must cover the 128-byte lines it touches (not modelled otherwise)",
+          16u << static_cast<int>(m.swizzle), off, sa, total, smem_offset);
+    }
+    const std::uint32_t s = sa - smem_offset;
     const std::int64_t gl = in ? g : -1;
     Segment* last = out.empty() ? nullptr : &out.back();
     if (last && last->smem + last->bytes == s &&
