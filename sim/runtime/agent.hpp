@@ -130,10 +130,9 @@ struct Agent : AgentState {
   std::vector<tma::Segment> segments;
   tma::TensorMap tensor;
   bool reduce = false;
-  // A tensor store issued by several lanes of a warp at one call (Runtime::TensorStoreIssue): its
-  // issue (1 + index, 0: none), and whether this lane's copy repeats the first lane's.
+  // A tensor store's issue, which several lanes of a warp may make at one call
+  // (Runtime::TensorStoreIssue): 1 + its index, 0: none.
   std::uint32_t tensor_issue = 0;
-  bool tensor_repeat = false;
   // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
   // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
   sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
@@ -156,7 +155,6 @@ struct Agent : AgentState {
     segments.clear();
     reduce = false;
     tensor_issue = 0;
-    tensor_repeat = false;
   }
 };
 

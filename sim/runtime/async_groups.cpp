@@ -159,7 +159,6 @@ void Runtime::spawn_store_write(Agent& c) {
     w.tensor = c.tensor;
     w.reduce = c.reduce;
     w.tensor_issue = c.tensor_issue;
-    w.tensor_repeat = c.tensor_repeat;
   }
   w.site = c.site;
   w.group_owner = c.group_owner;

@@ -163,8 +163,9 @@ void Runtime::tensor_store(const void* desc, const std::int32_t* coords, const v
   });
 }
 
-// A tensor store's write agent: its in-bounds segments of global memory, written (or added to)
-// from the bytes its read staged. False when it ended the execution.
+// The warp-uniform issue rule (runtime.hpp, TensorStoreIssue): the store `c` joins the oldest
+// issue of the calling lane's warp at this call site with the same map contents, coordinates and
+// shared source that the lane has not joined yet, or starts one.
 void Runtime::join_tensor_issue(Agent& c, const std::int32_t* coords, const void* smem) {
   const Agent& lane = *current_;
   const std::uint32_t warp_size = std::max<std::uint32_t>(1, shape_.warp_size);
@@ -181,7 +182,6 @@ void Runtime::join_tensor_issue(Agent& c, const std::int32_t* coords, const void
     if (!(t.lanes & bit) && same(t)) {
       t.lanes |= bit;
       c.tensor_issue = static_cast<std::uint32_t>(i + 1);
-      c.tensor_repeat = true;
       return;
     }
   }
@@ -196,6 +196,8 @@ void Runtime::join_tensor_issue(Agent& c, const std::int32_t* coords, const void
   c.tensor_issue = static_cast<std::uint32_t>(tensor_issues_.size());
 }
 
+// A tensor store's write agent: its in-bounds segments of global memory, written (or added to)
+// from the bytes its read staged. False when it ended the execution.
 bool Runtime::land_tensor_write(Agent& c) {
   const std::uint32_t site = site_id(c.site);
   if (c.tensor_issue != 0) {  // one lane's copy of a store its warp may issue from several lanes
