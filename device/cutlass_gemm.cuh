@@ -19,13 +19,13 @@
 
 namespace gemm_check {
 
-#define GEMM_CHECK_CUDA(call)                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (call);                                                                    \
-    if (e_ != cudaSuccess) {                                                                    \
+#define GEMM_CHECK_CUDA(call)                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (call);                                                                   \
+    if (e_ != cudaSuccess) {                                                                   \
       std::printf("FAIL %s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      return 1;                                                                                 \
-    }                                                                                           \
+      return 1;                                                                                \
+    }                                                                                          \
   } while (0)
 
 template <class T>

@@ -10,8 +10,6 @@ int main(int argc, char** argv) {
   using namespace gemm_check;
   return mbcheck::sim::cli::main(
       argc, argv,
-      {gemm_entry<Example48<cute::Shape<cute::_1, cute::_1, cute::_1>>>("ex48-1x1",
-                                                                         "example 48's GEMM, cluster 1x1"),
-       gemm_entry<Example48<cute::Shape<cute::_2, cute::_1, cute::_1>>>("ex48-2x1",
-                                                                         "example 48's GEMM, cluster 2x1")});
+      {gemm_entry<Example48<cute::Shape<cute::_1, cute::_1, cute::_1>>>("ex48-1x1", "example 48's GEMM, cluster 1x1"),
+       gemm_entry<Example48<cute::Shape<cute::_2, cute::_1, cute::_1>>>("ex48-2x1", "example 48's GEMM, cluster 2x1")});
 }

@@ -20,9 +20,9 @@ struct Example49Types {
   static constexpr int kAlignment = 16 / sizeof(Element);
   using Tile = cute::Shape<cute::_128, cute::_128, cute::_64>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
-      float, float, Element, cutlass::layout::ColumnMajor, kAlignment, Element, cutlass::layout::ColumnMajor,
-      kAlignment, EpilogueSchedule,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, Element, cutlass::layout::ColumnMajor, kAlignment,
+      Element, cutlass::layout::ColumnMajor, kAlignment, EpilogueSchedule,
       cutlass::epilogue::fusion::LinearCombination<Element, float, Element, float>>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, cutlass::layout::RowMajor, kAlignment, Element,
@@ -43,8 +43,9 @@ struct Example48Types {
   static constexpr int kAlignment = 4;
   using Tile = cute::Shape<cute::_128, cute::_128, cute::_32>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
-      float, float, float, cutlass::layout::ColumnMajor, kAlignment, float, cutlass::layout::ColumnMajor, kAlignment,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, float, cutlass::layout::ColumnMajor, kAlignment,
+      float, cutlass::layout::ColumnMajor, kAlignment,
       cutlass::epilogue::collective::EpilogueScheduleAuto>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, float, cutlass::layout::RowMajor, kAlignment, float,

@@ -35,13 +35,14 @@ inline int whole_option(const std::map<std::string, std::string>& o, const char*
 }
 
 inline std::vector<mbcheck::sim::OptionInfo> gemm_options() {
-  return {{"m", "256", "rows of A and D"},
-          {"n", "384", "columns of B and D"},
-          {"k", "128", "the reduction (columns of A)"},
-          {"sms", "2", "SMs the persistent tile scheduler may use (its grid)"},
-          {"alpha", "1", "D = alpha * A * B + beta * C (a whole number)"},
-          {"beta", "1", "beta != 0: the epilogue loads C"},
-          {"fault", "none", "a fault injected at CUTLASS's barrier and pipeline API (mbcheck/cutlass_host/faults.hpp)"}};
+  return {
+      {"m", "256", "rows of A and D"},
+      {"n", "384", "columns of B and D"},
+      {"k", "128", "the reduction (columns of A)"},
+      {"sms", "2", "SMs the persistent tile scheduler may use (its grid)"},
+      {"alpha", "1", "D = alpha * A * B + beta * C (a whole number)"},
+      {"beta", "1", "beta != 0: the epilogue loads C"},
+      {"fault", "none", "a fault injected at CUTLASS's barrier and pipeline API (mbcheck/cutlass_host/faults.hpp)"}};
 }
 
 template <class Gemm>
@@ -139,12 +140,12 @@ mbcheck::sim::cli::ProtocolEntry gemm_entry(std::string name, std::string summar
     }
     const auto fault = mbcheck::cutlass_host::parse_fault(o.at("fault"));
     if (!fault)
-      throw ShapeError(fmt::format("--fault {}: must be none or one of {}", o.at("fault"),
-                                   mbcheck::cutlass_host::fault_names()));
+      throw ShapeError(
+          fmt::format("--fault {}: must be none or one of {}", o.at("fault"), mbcheck::cutlass_host::fault_names()));
     mbcheck::cutlass_host::set_fault(*fault);
-    auto buffers = std::make_shared<GemmBuffers<Gemm>>(
-        whole_option(o, "m", 1, 4096), whole_option(o, "n", 1, 4096), whole_option(o, "k", 1, 4096),
-        whole_option(o, "sms", 1, 132), whole_option(o, "alpha", -8, 8), whole_option(o, "beta", -8, 8));
+    auto buffers = std::make_shared<GemmBuffers<Gemm>>(whole_option(o, "m", 1, 4096), whole_option(o, "n", 1, 4096),
+                                                       whole_option(o, "k", 1, 4096), whole_option(o, "sms", 1, 132),
+                                                       whole_option(o, "alpha", -8, 8), whole_option(o, "beta", -8, 8));
     return mbcheck::cutlass_host::launch_protocol([buffers] { buffers->launch(); }, o,
                                                   [buffers] { return buffers->verify(); },
                                                   fmt::format("D equals CUTLASS's host reference GEMM element for "

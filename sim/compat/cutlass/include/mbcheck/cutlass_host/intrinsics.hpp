@@ -38,8 +38,8 @@ T shfl_idx(unsigned mask, T value, unsigned src, CallSite site) {
     return out;
   } else {
     static_assert(std::is_integral_v<T>, "__shfl_sync moves 4- or 8-byte values, or integers (as int)");
-    return static_cast<T>(static_cast<int>(P::shfl_sync_idx(mask, static_cast<std::uint32_t>(static_cast<int>(value)),
-                                                            src, site)));
+    return static_cast<T>(
+        static_cast<int>(P::shfl_sync_idx(mask, static_cast<std::uint32_t>(static_cast<int>(value)), src, site)));
   }
 }
 
