@@ -19,6 +19,7 @@
 #include "sim/runtime/execution.hpp"
 #include "sim/runtime/mbarrier.hpp"
 #include "sim/runtime/ops.hpp"
+#include "sim/runtime/tensor_map.hpp"
 #include "spec/platform.hpp"
 
 namespace boost::fibers {
@@ -124,6 +125,15 @@ struct Agent : AgentState {
   // A bulk store's write agent: the bytes its read agent read (the source may be reused once
   // cp.async.bulk.wait_group.read saw the read, before the write lands).
   std::vector<unsigned char> staged;
+  // A tensor copy or store (sim/runtime/tensor_copies.cpp): its box's segments (empty for every
+  // other agent), its map, and whether its write is a reduce-add.
+  std::vector<tma::Segment> segments;
+  tma::TensorMap tensor;
+  bool reduce = false;
+  // A tensor store issued by several lanes of a warp at one call (Runtime::TensorStoreIssue): its
+  // issue (1 + index, 0: none), and whether this lane's copy repeats the first lane's.
+  std::uint32_t tensor_issue = 0;
+  bool tensor_repeat = false;
   // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
   // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
   sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
@@ -143,6 +153,10 @@ struct Agent : AgentState {
     cp_async_issued.clear();
     cp_async_arrivers.clear();
     tracked.clear();
+    segments.clear();
+    reduce = false;
+    tensor_issue = 0;
+    tensor_repeat = false;
   }
 };
 

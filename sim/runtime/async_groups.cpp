@@ -112,6 +112,14 @@ void Runtime::land_group_member(Agent& c) {
   // global memory; a cp.async reads global memory and writes shared memory (generic proxy);
   // a wgmma operand read reads shared memory through the async proxy and writes nothing.
   const bool async_proxy = kind != GroupKind::cp_async;
+  if (kind == GroupKind::bulk_store_write && !c.segments.empty()) {  // a tensor store's rows (tensor_copies.cpp)
+    if (!land_tensor_write(c)) return;
+    if (limits_.record_trace) record(c, nullptr);
+    observe(c.id, c.op);
+    c.state = Agent::State::finished;
+    group_member_done(c);
+    return;
+  }
   std::optional<RaceDetector::Race> race;
   if (kind != GroupKind::bulk_store_write)
     race = races_.access(c.id, c.src, c.total, false, async_proxy, site_id(c.site));
@@ -146,6 +154,13 @@ void Runtime::spawn_store_write(Agent& c) {
   Agent& issuer = *agent_at_[c.thread_agent];
   Agent& w = spawn_copy_agent(issuer, c.dst, c.src, c.total, {OpKind::store_write, nullptr, c.total}, &c);
   w.staged.assign(c.src, c.src + c.total);
+  if (!c.segments.empty()) {  // a tensor store: the write agent writes the box's rows
+    w.segments.swap(c.segments);
+    w.tensor = c.tensor;
+    w.reduce = c.reduce;
+    w.tensor_issue = c.tensor_issue;
+    w.tensor_repeat = c.tensor_repeat;
+  }
   w.site = c.site;
   w.group_owner = c.group_owner;
   AsyncGroups& g = agent_at_[c.group_owner]->groups[group_index(GroupKind::bulk_store_write)];

@@ -32,13 +32,17 @@ void Runtime::land_copy_piece(Agent& c) {
       if (!peer_use(c, static_cast<std::uint32_t>(cta), "multicast landing on", c.op.bar, nullptr)) return;
     }
   }
-  auto race = races_.access(c.id, c.src + c.copied, n, false, true, site_id(c.site));
-  if (!race) race = races_.access(c.id, c.dst + c.copied, n, true, true, site_id(c.site));
-  if (race) {
-    end_race(*race);
-    return;
+  if (!c.segments.empty()) {  // a tensor load: its box, in one landing (tensor_copies.cpp)
+    if (!land_tensor_bytes(c)) return;
+  } else {
+    auto race = races_.access(c.id, c.src + c.copied, n, false, true, site_id(c.site));
+    if (!race) race = races_.access(c.id, c.dst + c.copied, n, true, true, site_id(c.site));
+    if (race) {
+      end_race(*race);
+      return;
+    }
+    std::memcpy(c.dst + c.copied, c.src + c.copied, n);
   }
-  std::memcpy(c.dst + c.copied, c.src + c.copied, n);
   try {
     apply_barrier_op(c, c.op);  // the landing's complete_tx (ops.def: release_own)
   } catch (const MisuseError& e) {

@@ -483,6 +483,7 @@ void Runtime::reset_execution_state() {
   tries_.clear();
   failed_poll_.reset();
   read_awaiters_.clear();
+  tensor_issues_.clear();
   outcome_.clear();  // its buffers kept, where the last outcome stayed here (execute_in_place)
   // Sized like the last schedule: it grows once, not by doublings every run.
   outcome_.schedule.reserve(std::min<std::uint64_t>(steps_ + 16, 1u << 20));

@@ -198,6 +198,18 @@ class Runtime {
   void wait_status(MbarrierState& bar, const TryWaitStatus& status);
   void bulk_copy(void* smem_dst, const void* gmem_src, std::uint32_t bytes, MbarrierState& bar);
   void bulk_store(void* gmem_dst, const void* smem_src, std::uint32_t bytes);  // TMA store
+  // --- tensor copies with a tensor map (sim/runtime/tensor_copies.cpp) -----------------------
+  // cp.async.bulk.tensor (tiled): the box of the map at `desc` (a TensorMap, tensor_map.hpp) at
+  // `coords` into shared memory at `smem_dst`, completing its bytes on `bar`; cta_mask != 0:
+  // (with `multicast`) .multicast::cluster into those ranks' shared memory at the same offset, each on its own
+  // barrier at `bar`'s offset.
+  void tensor_load(const void* desc, const std::int32_t* coords, void* smem_dst, MbarrierState& bar,
+                   std::uint16_t cta_mask = 0, bool multicast = false);
+  // cp.async.bulk.tensor global.shared::cta (reduce_add: cp.reduce.async.bulk.tensor .add) into
+  // this thread's bulk groups: a read agent, then a write agent, as bulk_store.
+  void tensor_store(const void* desc, const std::int32_t* coords, const void* smem_src, bool reduce_add = false);
+  // cp.async.bulk.prefetch.tensor: validates the map; no effect on the protocol.
+  void tensor_prefetch(const void* desc, const std::int32_t* coords);
   // --- async groups: bulk stores, cp.async, wgmma (sim/runtime/async_groups.cpp) -----------
   // commit_group of the family: the members issued since the last one form the next group
   // (not a scheduling point: it only groups them).
@@ -407,6 +419,27 @@ class Runtime {
   BarrierEffect apply_barrier_op(Agent& a, const Op& op, AgentId spawned = kNoAgent);
   void count_down(const Agent& a, const MbarrierState& bar, Effect effect, const BarrierEffect& r);
   void land_copy_piece(Agent& copy);
+  const tma::TensorMap& tensor_map_operand(const char* what, const void* desc);
+  void tensor_box(const char* what, const tma::TensorMap& m, const std::int32_t* coords, const void* smem,
+                  std::vector<tma::Segment>& out);
+  bool land_tensor_bytes(Agent& copy);   // a tensor load's bytes (false: the execution ended)
+  bool land_tensor_write(Agent& write);  // a tensor store's write agent's bytes
+  // Warp-uniform issue (docs/semantics.md, "Tensor copies"): the lanes of one warp that issue
+  // the same tensor store (same call site, map, coordinates and source) at one call make one
+  // store. Each lane's copy is its own read and write agent in its own bulk group; the first of
+  // their writes to land writes the bytes, a later one of the same bytes writes nothing.
+  struct TensorStoreIssue {
+    std::uint32_t cta = 0, warp = 0;
+    CallSite site;
+    tma::TensorMap map;  // the map's contents (each thread may hold its own copy of the kernel's)
+    const void* smem = nullptr;
+    std::int32_t coords[tma::kMaxRank] = {};
+    std::uint64_t lanes = 0;  // the lanes that issued it
+    bool written = false;     // a lane's write landed: `bytes` hold what it wrote
+    std::vector<unsigned char> bytes;
+  };
+  std::vector<TensorStoreIssue> tensor_issues_;
+  void join_tensor_issue(Agent& read, const std::int32_t* coords, const void* smem);
   // An async-group member's step: a store's, a cp.async's or a wgmma operand's memory
   // access, then group_member_done.
   void land_group_member(Agent& member);
