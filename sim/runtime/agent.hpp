@@ -124,6 +124,9 @@ struct Agent : AgentState {
   // A bulk store's write agent: the bytes its read agent read (the source may be reused once
   // cp.async.bulk.wait_group.read saw the read, before the write lands).
   std::vector<unsigned char> staged;
+  // A wgmma operand read over an exact footprint: the (offset from src, bytes) ranges it
+  // reads (empty: all of [src, src + total)).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
   // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
   // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
   sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
@@ -143,6 +146,7 @@ struct Agent : AgentState {
     cp_async_issued.clear();
     cp_async_arrivers.clear();
     tracked.clear();
+    ranges.clear();
   }
 };
 
