@@ -12,13 +12,10 @@ namespace mbcheck::sim::matrix {
 std::uint32_t element_bytes(ElementType t) {
   switch (t) {
     case ElementType::f16:
-    case ElementType::bf16:
-      return 2;
-    case ElementType::tf32:
-      return 4;
+    case ElementType::bf16: return 2;
+    case ElementType::tf32: return 4;
     case ElementType::e4m3:
-    case ElementType::e5m2:
-      return 1;
+    case ElementType::e5m2: return 1;
   }
   return 2;
 }
@@ -66,10 +63,8 @@ float element_value(ElementType t, const unsigned char* bytes) {
       std::memcpy(&w, bytes, 4);
       return std::bit_cast<float>(w & 0xFFFFE000u);
     }
-    case ElementType::e4m3:
-      return small_float(bytes[0], 4, 3, false);
-    case ElementType::e5m2:
-      return small_float(bytes[0], 5, 2, true);
+    case ElementType::e4m3: return small_float(bytes[0], 4, 3, false);
+    case ElementType::e5m2: return small_float(bytes[0], 5, 2, true);
   }
   return 0;
 }
@@ -100,8 +95,8 @@ std::uint32_t element_address(const MatrixDescriptor& d, Major major, std::uint3
   std::uint32_t offset;
   if (major == Major::k) {
     const std::uint32_t kb = k * elem_bytes;  // 0..31
-    offset = w == 0 ? mn % 8 * 16 + mn / 8 * d.stride + kb / 16 * d.leading + kb % 16
-                    : mn % 8 * w + mn / 8 * d.stride + kb;
+    offset =
+        w == 0 ? mn % 8 * 16 + mn / 8 * d.stride + kb / 16 * d.leading + kb % 16 : mn % 8 * w + mn / 8 * d.stride + kb;
   } else {
     const std::uint32_t mnb = mn * elem_bytes;
     offset = w == 0 ? mnb % 16 + mnb / 16 * d.stride + k % 8 * 16 + k / 8 * d.leading

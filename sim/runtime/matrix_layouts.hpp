@@ -27,9 +27,9 @@ enum class Major : std::uint8_t { k, mn };
 // offset, each encoded as (x & 0x3FFFF) >> 4; 51-49 matrix base offset; 63-62 swizzle mode
 // (0 none, 1 128-byte, 2 64-byte, 3 32-byte).
 struct MatrixDescriptor {
-  std::uint32_t start = 0;       // a shared-memory address (bytes)
-  std::uint32_t leading = 0;     // LBO, bytes
-  std::uint32_t stride = 0;      // SBO, bytes
+  std::uint32_t start = 0;    // a shared-memory address (bytes)
+  std::uint32_t leading = 0;  // LBO, bytes
+  std::uint32_t stride = 0;   // SBO, bytes
   std::uint32_t base_offset = 0;
   std::uint32_t swizzle_bytes = 0;  // 0 (none), 32, 64 or 128: the swizzle pattern's row
   static MatrixDescriptor decode(std::uint64_t bits);

@@ -65,9 +65,9 @@ void Runtime::wgmma_mma(const matrix::WgmmaShape& s, std::uint64_t desc_a, const
     collective_misuse(fmt::format("{}: no such shape (N is 8..256 in steps of 8; A and B of one K)", shape_name()),
                       MisuseKind::operand_range);
   if ((s.a_major == Major::mn && (ea != 2 || a_registers)) || (s.b_major == Major::mn && eb != 2))
-    collective_misuse(fmt::format("{}: only .f16 / .bf16 operands in shared memory may be MN-major (imm-trans)",
-                                  shape_name()),
-                      MisuseKind::operand_range);
+    collective_misuse(
+        fmt::format("{}: only .f16 / .bf16 operands in shared memory may be MN-major (imm-trans)", shape_name()),
+        MisuseKind::operand_range);
   const MatrixDescriptor da = MatrixDescriptor::decode(desc_a), db = MatrixDescriptor::decode(desc_b);
   ByteRanges a_ranges, b_ranges;
   if (!a_registers) a_ranges = footprint(da, s.a_major, 64, ea);
@@ -92,8 +92,7 @@ void Runtime::wgmma_mma(const matrix::WgmmaShape& s, std::uint64_t desc_a, const
   unsigned char* a = a_ranges.empty() ? nullptr : smem + relative(a_ranges, a_bytes);
   unsigned char* b = smem + relative(b_ranges, b_bytes);
   std::int64_t round = 0;
-  if (!warpgroup_step("wgmma.mma_async", WgmmaOperands{a, a_bytes, b, b_bytes, s.n}, true, &round, a_registers))
-    return;
+  if (!warpgroup_step("wgmma.mma_async", WgmmaOperands{a, a_bytes, b, b_bytes, s.n}, true, &round, a_registers)) return;
   const std::uint32_t t = current_->thread % 128;
   Rendezvous& r =
       ctas_[current_->cta].collectives[collective_key(CollectiveKind::wgmma, kWarpGroupIndex | current_->thread / 128)];
