@@ -154,8 +154,8 @@ std::uint32_t Runtime::shfl_sync(std::uint32_t mask, std::uint32_t value, std::u
 // could do there before its wait_group is the schedule the model leaves out: docs/model.md.)
 // With LaunchShape::warpgroup_converges every wgmma instruction converges the group.
 // Returns false when the execution is over.
-bool Runtime::warpgroup_step(const char* instruction, const WgmmaOperands& operands, bool release,
-                             std::int64_t* round, const std::uint32_t* registers) {
+bool Runtime::warpgroup_step(const char* instruction, const WgmmaOperands& operands, bool release, std::int64_t* round,
+                             const std::uint32_t* registers) {
   if (over_ || !current_) return false;
   perform_deferred_try();
   Agent& a = *current_;

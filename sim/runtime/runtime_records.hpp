@@ -57,7 +57,7 @@ struct MatrixExchange {
 };
 struct Rendezvous {
   MbarrierState bar;
-  std::uint32_t values[2][32] = {};  // shfl.sync: each lane's operand, by phase parity
+  std::uint32_t values[2][32] = {};        // shfl.sync: each lane's operand, by phase parity
   std::shared_ptr<MatrixExchange> matrix;  // made at a matrix collective's first round
   // Per lane, the newest round (phase) it arrived in: round R's participants are the lanes
   // at R or later (a lane cannot start round R + 2 before every lane arrived in R + 1, so
