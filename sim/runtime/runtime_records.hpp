@@ -47,13 +47,13 @@ inline constexpr std::uint32_t kNamedBarriers = 16;  // bar.sync ids 0..15
 // without the missing-wait rule, named by what it stands for.
 // What the lanes of a matrix collective bring to a round (sim/runtime/warp_matrix.cpp): by
 // round parity, each lane's registers (stmatrix's sources, wgmma's A in registers) and the row
-// ldmatrix read at its address; and wgmma's operands as read for `staged_round` (a[64][32],
-// b[n][32]: row by row, 32 bytes of K each).
+// ldmatrix read at its address; and wgmma's operands as read for `staged_round`, as values
+// (a[64][K], b[n][K], row-major, input negations applied).
 struct MatrixExchange {
   std::uint32_t registers[2][128][4] = {};
   unsigned char rows[2][32][16] = {};
   std::int64_t staged_round = -1;
-  std::vector<unsigned char> a, b;
+  std::vector<float> a, b;
 };
 struct Rendezvous {
   MbarrierState bar;

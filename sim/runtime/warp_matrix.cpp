@@ -41,14 +41,14 @@ bool same_k_family(matrix::ElementType a, matrix::ElementType b) {
   return a == b || (fp8(a) && fp8(b));
 }
 
-// One operand of `rows` x 32 bytes into `out` (row-major, 32 bytes a row).
+// One operand of `rows` x K elements into `out`, row-major, as values (times `sign`).
 void stage_operand(const unsigned char* smem, const matrix::MatrixDescriptor& d, matrix::Major major,
-                   std::uint32_t rows, std::uint32_t elem_bytes, std::vector<unsigned char>& out) {
-  out.assign(rows * 32, 0);
+                   std::uint32_t rows, matrix::ElementType type, float sign, std::vector<float>& out) {
+  const std::uint32_t e = matrix::element_bytes(type), k_elems = 32 / e;
+  out.resize(rows * k_elems);
   for (std::uint32_t mn = 0; mn < rows; ++mn)
-    for (std::uint32_t k = 0; k < 32 / elem_bytes; ++k)
-      std::memcpy(&out[mn * 32 + k * elem_bytes], smem + matrix::element_address(d, major, mn, k, elem_bytes),
-                  elem_bytes);
+    for (std::uint32_t k = 0; k < k_elems; ++k)
+      out[mn * k_elems + k] = sign * matrix::element_value(type, smem + matrix::element_address(d, major, mn, k, e));
 }
 
 }  // namespace
@@ -98,33 +98,36 @@ void Runtime::wgmma_mma(const matrix::WgmmaShape& s, std::uint64_t desc_a, const
       ctas_[current_->cta].collectives[collective_key(CollectiveKind::wgmma, kWarpGroupIndex | current_->thread / 128)];
   if (!r.matrix) r.matrix = std::make_shared<MatrixExchange>();
   MatrixExchange& x = *r.matrix;
-  if (x.staged_round != round) {
+  const std::uint32_t k_elems = s.k();
+  if (x.staged_round != round) {  // decoded once for the group, negations applied
+    const float sign_a = s.negate_a ? -1.0f : 1.0f, sign_b = s.negate_b ? -1.0f : 1.0f;
     if (a_registers) {
-      x.a.assign(64 * 32, 0);
+      unsigned char bytes[64 * 32];
       for (std::uint32_t lane = 0; lane < 128; ++lane)
         for (std::uint32_t byte = 0; byte < 16; ++byte) {
           const FragmentPlace p = a_register_element(lane, byte, ea);
-          x.a[p.row * 32 + p.k * ea + p.byte] =
+          bytes[p.row * 32 + p.k * ea + p.byte] =
               static_cast<unsigned char>(x.registers[round & 1][lane][byte / 4] >> (8 * (byte % 4)));
         }
+      x.a.resize(64 * k_elems);
+      for (std::uint32_t i = 0; i < 64 * k_elems; ++i) x.a[i] = sign_a * element_value(s.a_type, &bytes[i * ea]);
     } else {
-      stage_operand(smem, da, s.a_major, 64, ea, x.a);
+      stage_operand(smem, da, s.a_major, 64, s.a_type, sign_a, x.a);
     }
-    stage_operand(smem, db, s.b_major, s.n, eb, x.b);
+    stage_operand(smem, db, s.b_major, s.n, s.b_type, sign_b, x.b);
     x.staged_round = round;
   }
   if (group_owner(*current_, GroupKind::wgmma) == current_->id) {
     wgmma_issue(a, a_bytes, b, b_bytes, &r, round, a ? &a_ranges : nullptr, &b_ranges);
     if (over_) return;
   }
-  const double sign = (s.negate_a ? -1.0 : 1.0) * (s.negate_b ? -1.0 : 1.0);
   for (std::uint32_t v = 0; v < s.n / 2; ++v) {
     const auto [row, col] = accumulator_element(t, v);
+    const float* a_row = &x.a[row * k_elems];
+    const float* b_row = &x.b[col * k_elems];
     double sum = 0;
-    for (std::uint32_t k = 0; k < s.k(); ++k)
-      sum += static_cast<double>(element_value(s.a_type, &x.a[row * 32 + k * ea])) *
-             static_cast<double>(element_value(s.b_type, &x.b[col * 32 + k * eb]));
-    d[v] = static_cast<float>(sign * sum + (s.accumulate ? static_cast<double>(d[v]) : 0.0));
+    for (std::uint32_t k = 0; k < k_elems; ++k) sum += static_cast<double>(a_row[k]) * static_cast<double>(b_row[k]);
+    d[v] = static_cast<float>(sum + (s.accumulate ? static_cast<double>(d[v]) : 0.0));
   }
 }
 

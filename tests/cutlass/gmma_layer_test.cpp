@@ -21,6 +21,7 @@ using P = mbcheck::sim::HostPlatform;
 namespace {
 
 using SS = SM90_64x64x16_F32F16F16_SS<GMMA::Major::K, GMMA::Major::K>;
+using SS_F16 = SM90_64x64x16_F16F16F16_SS<GMMA::Major::K, GMMA::Major::K>;  // f16 accumulators
 using RS = SM90_64x64x16_F32F16F16_RS<GMMA::Major::K, GMMA::Major::K>;
 // The layer's mma_unpack takes these atoms (and CUTLASS's own would leave D untouched).
 static_assert(mbcheck::cutlass_host::gmma::PerformedAtom<SS>);
@@ -51,19 +52,19 @@ void fill_operands(TensorA const& sA, TensorB const& sB) {
 
 }  // namespace
 
-// use_rs: A goes to registers by ldmatrix (cute's LDSM copy atom) and the _RS atom reads it.
-__global__ void gemm_kernel(float* d, int use_rs) {
+// atom 0: SS; 1: RS, A to registers by ldmatrix (cute's LDSM copy atom); 2: SS, f16 accumulators.
+__global__ void gemm_kernel(float* d, int atom) {
   extern __shared__ char shared_memory[];
   auto* smem = reinterpret_cast<half_t*>(shared_memory);
   Tensor sA = make_tensor(make_smem_ptr(smem), smem_layout());
   Tensor sB = make_tensor(make_smem_ptr(smem + kTile * kTile), smem_layout());
   Tensor gD = make_tensor(make_gmem_ptr(d), make_shape(Int<kTile>{}, Int<kTile>{}), make_stride(Int<kTile>{}, _1{}));
   fill_operands(sA, sB);
-  auto run = [&](auto tiled_mma, bool registers) {
+  auto run = [&](auto tiled_mma) {
     auto thr = tiled_mma.get_thread_slice(static_cast<int>(threadIdx.x));
     Tensor tCsA = thr.partition_A(sA);
     Tensor tCrB = thr.make_fragment_B(thr.partition_B(sB));
-    Tensor tCrC = thr.partition_fragment_C(gD);
+    Tensor tCrC = partition_fragment_C(tiled_mma, Shape<Int<kTile>, Int<kTile>>{});
     Tensor tCrA = [&] {
       if constexpr (std::is_same_v<decltype(tiled_mma), decltype(make_tiled_mma(RS{}))>) {
         Tensor r = thr.partition_fragment_A(sA);
@@ -75,7 +76,6 @@ __global__ void gemm_kernel(float* d, int use_rs) {
         return thr.make_fragment_A(tCsA);
       }
     }();
-    (void)registers;
     warpgroup_fence_operand(tCrC);
     warpgroup_arrive();
     tiled_mma.accumulate_ = GMMA::ScaleOut::Zero;
@@ -87,12 +87,14 @@ __global__ void gemm_kernel(float* d, int use_rs) {
     warpgroup_wait<0>();
     warpgroup_fence_operand(tCrC);
     Tensor tCgD = thr.partition_C(gD);
-    for (int i = 0; i < size(tCrC); ++i) tCgD(i) = tCrC(i);
+    for (int i = 0; i < size(tCrC); ++i) tCgD(i) = static_cast<float>(tCrC(i));
   };
-  if (use_rs)
-    run(make_tiled_mma(RS{}), true);
+  if (atom == 1)
+    run(make_tiled_mma(RS{}));
+  else if (atom == 2)
+    run(make_tiled_mma(SS_F16{}));
   else
-    run(make_tiled_mma(SS{}), false);
+    run(make_tiled_mma(SS{}));
 }
 
 // A warp stores a 16x16 half_t tile with stmatrix (x4) from fragments it built, reads it back
@@ -156,12 +158,14 @@ int main() {
   float* d = nullptr;
   cudaMalloc(&d, kTile * kTile * sizeof(float));
   const std::size_t smem = 2 * kTile * kTile * sizeof(half_t);
-  for (int rs = 0; rs < 2; ++rs) {
+  static const char* const kAtoms[] = {"SM90_64x64x16_F32F16F16_SS",
+                                       "SM90_64x64x16_F32F16F16_RS (A by SM75_U32x4_LDSM_N)",
+                                       "SM90_64x64x16_F16F16F16_SS"};
+  for (int atom = 0; atom < 3; ++atom) {
     cudaMemset(d, 0, kTile * kTile * sizeof(float));
-    auto r = launch(gemm_kernel, d, rs, 128, smem);
+    auto r = launch(gemm_kernel, d, atom, 128, smem);
     expect(r.verdict == mbcheck::sim::CheckVerdict::verified,
-           std::string(rs ? "SM90_64x64x16_F32F16F16_RS (A by SM75_U32x4_LDSM_N)" : "SM90_64x64x16_F32F16F16_SS") +
-               " through cute::gemm: verified " + r.report);
+           std::string(kAtoms[atom]) + " through cute::gemm: verified " + r.report);
     const std::string wrong = compare(d);
     expect(wrong.empty(), "D = A*B over four k-blocks " + wrong);
   }

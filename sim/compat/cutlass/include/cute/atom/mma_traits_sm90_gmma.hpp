@@ -56,16 +56,21 @@ struct AtomArguments<Op<SA, SB>> {
 };
 
 template <class Op>
-concept PerformedAtom = requires {
+concept GmmaTraits = requires {
   typename ::cute::MMA_Traits<Op>::ValTypeA;
+  typename ::cute::MMA_Traits<Op>::ValTypeB;
   typename ::cute::MMA_Traits<Op>::ValTypeC;
   typename ::cute::MMA_Traits<Op>::Shape_MNK;
   typename Op::ARegisters;
-}
-&&AtomArguments<Op>::known&& kElementType<typename ::cute::MMA_Traits<Op>::ValTypeA> >= 0 &&
-    kElementType<typename ::cute::MMA_Traits<Op>::ValTypeB> >= 0 &&
-    (std::is_same_v<typename ::cute::MMA_Traits<Op>::ValTypeC, float> ||
-     std::is_same_v<typename ::cute::MMA_Traits<Op>::ValTypeC, ::cute::half_t>);
+};
+template <class Traits>
+inline constexpr bool kTypesPerformed = kElementType<typename Traits::ValTypeA> >= 0 &&
+                                        kElementType<typename Traits::ValTypeB> >= 0 &&
+                                        (std::is_same_v<typename Traits::ValTypeC, float> ||
+                                         std::is_same_v<typename Traits::ValTypeC, ::cute::half_t>);
+// The atoms the host performs (the conjunction stops at the first unmet part).
+template <class Op>
+concept PerformedAtom = GmmaTraits<Op> && AtomArguments<Op>::known && kTypesPerformed<::cute::MMA_Traits<Op>>;
 
 template <class Op>
 sim::matrix::WgmmaShape shape_of(G::ScaleOut accumulate) {
