@@ -1,6 +1,7 @@
 // CUTLASS's GMMA, LDSM and STSM atoms through cute, unmodified, performed by the layer: a warp
-// group multiplies 64x64 by 64x64 half_t tiles in shared memory (128-byte swizzle atoms, four
-// k-blocks) with SM90_64x64x16_F32F16F16_SS and with the _RS atom (A through ldmatrix), and a
+// group multiplies 64x64 by 64x64 half_t tiles in shared memory (CUTLASS's GMMA layout atoms,
+// both majors, every swizzle; descriptors from CUTLASS's make_gmma_desc; four k-blocks) with
+// SM90_64x64x16 SS atoms, the _RS atom (A through ldmatrix) and an f16-accumulator atom, and a
 // warp writes and reads back a tile with stmatrix / ldmatrix. D is compared with a plain GEMM;
 // each launch is checked exhaustively. Exit status 0 when every case holds.
 #include <cute/tensor.hpp>
@@ -33,8 +34,6 @@ constexpr int kTile = 64;
 int a_value(int m, int k) { return (m * 3 + k * 5) % 7 - 3; }
 int b_value(int n, int k) { return (n * 2 + k * 3 + 1) % 5 - 2; }
 
-auto smem_layout() { return tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<Int<kTile>, Int<kTile>>{}); }
-
 // Thread 0 fills the operand tiles (the window is reached through the layer's mapping: a plain
 // store to it would crash), then makes them visible to the async proxy.
 template <class TensorA, class TensorB>
@@ -52,49 +51,80 @@ void fill_operands(TensorA const& sA, TensorB const& sB) {
 
 }  // namespace
 
-// atom 0: SS; 1: RS, A to registers by ldmatrix (cute's LDSM copy atom); 2: SS, f16 accumulators.
-__global__ void gemm_kernel(float* d, int atom) {
+// The tiles in `layout_a` / `layout_b` (CUTLASS's GMMA layout atoms tiled to 64x64), multiplied
+// with `tiled_mma` over four k-blocks; with an _RS atom A goes to registers by ldmatrix (cute's
+// LDSM copy atom) first.
+template <class TiledMma, class LayoutA, class LayoutB>
+void gemm_body(float* d, TiledMma tiled_mma, LayoutA layout_a, LayoutB layout_b) {
   extern __shared__ char shared_memory[];
   auto* smem = reinterpret_cast<half_t*>(shared_memory);
-  Tensor sA = make_tensor(make_smem_ptr(smem), smem_layout());
-  Tensor sB = make_tensor(make_smem_ptr(smem + kTile * kTile), smem_layout());
+  Tensor sA = make_tensor(make_smem_ptr(smem), layout_a);
+  Tensor sB = make_tensor(make_smem_ptr(smem + kTile * kTile), layout_b);
   Tensor gD = make_tensor(make_gmem_ptr(d), make_shape(Int<kTile>{}, Int<kTile>{}), make_stride(Int<kTile>{}, _1{}));
   fill_operands(sA, sB);
-  auto run = [&](auto tiled_mma) {
-    auto thr = tiled_mma.get_thread_slice(static_cast<int>(threadIdx.x));
-    Tensor tCsA = thr.partition_A(sA);
-    Tensor tCrB = thr.make_fragment_B(thr.partition_B(sB));
-    Tensor tCrC = partition_fragment_C(tiled_mma, Shape<Int<kTile>, Int<kTile>>{});
-    Tensor tCrA = [&] {
-      if constexpr (std::is_same_v<decltype(tiled_mma), decltype(make_tiled_mma(RS{}))>) {
-        Tensor r = thr.partition_fragment_A(sA);
-        auto ldsm = make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, tiled_mma);
-        auto thr_ldsm = ldsm.get_thread_slice(static_cast<int>(threadIdx.x));
-        copy(ldsm, thr_ldsm.partition_S(sA), thr_ldsm.retile_D(r));
-        return r;
-      } else {
-        return thr.make_fragment_A(tCsA);
-      }
-    }();
-    warpgroup_fence_operand(tCrC);
-    warpgroup_arrive();
-    tiled_mma.accumulate_ = GMMA::ScaleOut::Zero;
-    for (int k = 0; k < size<2>(tCrA); ++k) {
-      cute::gemm(tiled_mma, tCrA(_, _, k), tCrB(_, _, k), tCrC);
-      tiled_mma.accumulate_ = GMMA::ScaleOut::One;
+  auto thr = tiled_mma.get_thread_slice(static_cast<int>(threadIdx.x));
+  Tensor tCrB = thr.make_fragment_B(thr.partition_B(sB));
+  Tensor tCrC = partition_fragment_C(tiled_mma, Shape<Int<kTile>, Int<kTile>>{});
+  Tensor tCrA = [&] {
+    if constexpr (std::is_same_v<TiledMma, decltype(make_tiled_mma(RS{}))>) {
+      Tensor r = thr.partition_fragment_A(sA);
+      auto ldsm = make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, tiled_mma);
+      auto thr_ldsm = ldsm.get_thread_slice(static_cast<int>(threadIdx.x));
+      copy(ldsm, thr_ldsm.partition_S(sA), thr_ldsm.retile_D(r));
+      return r;
+    } else {
+      return thr.make_fragment_A(thr.partition_A(sA));
     }
-    warpgroup_commit_batch();
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(tCrC);
-    Tensor tCgD = thr.partition_C(gD);
-    for (int i = 0; i < size(tCrC); ++i) tCgD(i) = static_cast<float>(tCrC(i));
-  };
-  if (atom == 1)
-    run(make_tiled_mma(RS{}));
-  else if (atom == 2)
-    run(make_tiled_mma(SS_F16{}));
-  else
-    run(make_tiled_mma(SS{}));
+  }();
+  warpgroup_fence_operand(tCrC);
+  warpgroup_arrive();
+  tiled_mma.accumulate_ = GMMA::ScaleOut::Zero;
+  for (int k = 0; k < size<2>(tCrA); ++k) {
+    cute::gemm(tiled_mma, tCrA(_, _, k), tCrB(_, _, k), tCrC);
+    tiled_mma.accumulate_ = GMMA::ScaleOut::One;
+  }
+  warpgroup_commit_batch();
+  warpgroup_wait<0>();
+  warpgroup_fence_operand(tCrC);
+  Tensor tCgD = thr.partition_C(gD);
+  for (int i = 0; i < size(tCrC); ++i) tCgD(i) = static_cast<float>(tCrC(i));
+}
+
+template <class Atom>
+auto tile(Atom atom) {
+  return tile_to_shape(atom, Shape<Int<kTile>, Int<kTile>>{});
+}
+
+constexpr const char* kAtoms[] = {
+    "SM90_64x64x16_F32F16F16_SS, K-major 128-byte swizzle",
+    "SM90_64x64x16_F32F16F16_RS (A by SM75_U32x4_LDSM_N)",
+    "SM90_64x64x16_F16F16F16_SS (f16 accumulators)",
+    "SM90_64x64x16_F32F16F16_SS<MN, MN>, 128-byte swizzle",
+    "SM90_64x64x16_F32F16F16_SS<K, MN>, A K-major 32-byte, B MN-major 64-byte swizzle",
+    "SM90_64x64x16_F32F16F16_SS<MN, K>, A MN-major, B K-major, no swizzle",
+};
+__global__ void gemm_kernel(float* d, int atom) {
+  using namespace GMMA;
+  switch (atom) {
+    case 0:
+      return gemm_body(d, make_tiled_mma(SS{}), tile(Layout_K_SW128_Atom<half_t>{}),
+                       tile(Layout_K_SW128_Atom<half_t>{}));
+    case 1:
+      return gemm_body(d, make_tiled_mma(RS{}), tile(Layout_K_SW128_Atom<half_t>{}),
+                       tile(Layout_K_SW128_Atom<half_t>{}));
+    case 2:
+      return gemm_body(d, make_tiled_mma(SS_F16{}), tile(Layout_K_SW128_Atom<half_t>{}),
+                       tile(Layout_K_SW128_Atom<half_t>{}));
+    case 3:
+      return gemm_body(d, make_tiled_mma(SM90_64x64x16_F32F16F16_SS<Major::MN, Major::MN>{}),
+                       tile(Layout_MN_SW128_Atom<half_t>{}), tile(Layout_MN_SW128_Atom<half_t>{}));
+    case 4:
+      return gemm_body(d, make_tiled_mma(SM90_64x64x16_F32F16F16_SS<Major::K, Major::MN>{}),
+                       tile(Layout_K_SW32_Atom<half_t>{}), tile(Layout_MN_SW64_Atom<half_t>{}));
+    default:
+      return gemm_body(d, make_tiled_mma(SM90_64x64x16_F32F16F16_SS<Major::MN, Major::K>{}),
+                       tile(Layout_MN_INTER_Atom<half_t>{}), tile(Layout_K_INTER_Atom<half_t>{}));
+  }
 }
 
 // A warp stores a 16x16 half_t tile with stmatrix (x4) from fragments it built, reads it back
@@ -158,10 +188,7 @@ int main() {
   float* d = nullptr;
   cudaMalloc(&d, kTile * kTile * sizeof(float));
   const std::size_t smem = 2 * kTile * kTile * sizeof(half_t);
-  static const char* const kAtoms[] = {"SM90_64x64x16_F32F16F16_SS",
-                                       "SM90_64x64x16_F32F16F16_RS (A by SM75_U32x4_LDSM_N)",
-                                       "SM90_64x64x16_F16F16F16_SS"};
-  for (int atom = 0; atom < 3; ++atom) {
+  for (int atom = 0; atom < 6; ++atom) {
     cudaMemset(d, 0, kTile * kTile * sizeof(float));
     auto r = launch(gemm_kernel, d, atom, 128, smem);
     expect(r.verdict == mbcheck::sim::CheckVerdict::verified,
