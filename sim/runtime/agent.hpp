@@ -134,6 +134,9 @@ struct Agent : AgentState {
   // issue (1 + index, 0: none), and whether this lane's copy repeats the first lane's.
   std::uint32_t tensor_issue = 0;
   bool tensor_repeat = false;
+  // A wgmma operand read over an exact footprint: the (offset from src, bytes) ranges it
+  // reads (empty: all of [src, src + total)).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
   // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
   // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
   sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
@@ -157,6 +160,7 @@ struct Agent : AgentState {
     reduce = false;
     tensor_issue = 0;
     tensor_repeat = false;
+    ranges.clear();
   }
 };
 
