@@ -186,5 +186,40 @@ else
   note "cutlass tile-copy: SKIPPED (no CUTLASS tree: set MBCHECK_CUTLASS_DIR or carry one as third_party_cutlass/)"
 fi
 
+# Whole CUTLASS GEMMs (examples 48 and 49, TMA epilogue, beta != 0), the kernels tests/cutlass/gemm
+# checks on the host: D against CUTLASS's host reference (the "D hash" equals the host check's),
+# then compute-sanitizer racecheck and synccheck on each, timed (the step's seconds).
+if [ -n "$CUTLASS_DIR" ] && [ -f "$CUTLASS_DIR/tools/util/include/cutlass/util/reference/host/gemm.h" ]; then
+  gemm_built=1
+  for g in ex48 ex49; do
+    nvcc "${NVCC_FLAGS[@]/--Werror=all-warnings/}" --expt-relaxed-constexpr -isystem "$CUTLASS_DIR/include" \
+      -isystem "$CUTLASS_DIR/tools/util/include" "device/cutlass_gemm_$g.cu" -o "$BIN/cutlass_gemm_$g" \
+      >"$BIN/cutlass_gemm_$g.log" 2>&1 &
+  done
+  for g in ex48 ex49; do
+    wait -n || gemm_built=0
+  done
+  cat "$BIN"/cutlass_gemm_ex4*.log >>"$OUT/build.log"
+  note "build cutlass_gemm_ex48, cutlass_gemm_ex49: $([ $gemm_built -eq 1 ] && echo PASS || echo FAIL)"
+  [ $gemm_built -eq 1 ] || status=1
+  GEMM_SHAPE=${GEMM_SHAPE:-256 384 128 2}
+  for cfg in ex48:ex48-1x1 ex48:ex48-2x1 ex49:ex49-cooperative-1x1 ex49:ex49-cooperative-2x1 ex49:ex49-pingpong-1x1 \
+    ex49:ex49-pingpong-2x1; do
+    [ $gemm_built -eq 1 ] || break
+    exe=$BIN/cutlass_gemm_${cfg%%:*} name=${cfg#*:}
+    # shellcheck disable=SC2086
+    step "gpu test cutlass gemm $name ($GEMM_SHAPE)" "$OUT/gpu-tests.log" timeout 120 "$exe" "$name" $GEMM_SHAPE
+    grep -E "^(PASS|FAIL) $name" "$OUT/gpu-tests.log" | tail -1 >>"$SUMMARY"
+    for tool in racecheck synccheck; do
+      # shellcheck disable=SC2086
+      step "compute-sanitizer $tool cutlass gemm $name" "$OUT/sanitizer.log" \
+        compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "$name" $GEMM_SHAPE
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 >>"$SUMMARY"
+    done
+  done
+else
+  note "cutlass gemm: SKIPPED (no CUTLASS tree with tools/util/include)"
+fi
+
 note "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status

@@ -133,6 +133,9 @@ struct Agent : AgentState {
   // A tensor store's issue, which several lanes of a warp may make at one call
   // (Runtime::TensorStoreIssue): 1 + its index, 0: none.
   std::uint32_t tensor_issue = 0;
+  // A wgmma operand read over an exact footprint: the (offset from src, bytes) ranges it
+  // reads (empty: all of [src, src + total)).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
   // Where a fatal signal in its protocol code lands (crash.cpp), while can_land. Here, not on
   // its stack: a deeper stack would leave fewer of the spin snapshot's bytes to the protocol.
   sigjmp_buf landing;  // set by sigsetjmp before can_land: never read otherwise
@@ -155,6 +158,7 @@ struct Agent : AgentState {
     segments.clear();
     reduce = false;
     tensor_issue = 0;
+    ranges.clear();
   }
 };
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "sim/runtime/perform.hpp"
 
@@ -121,8 +122,12 @@ void Runtime::land_group_member(Agent& c) {
     return;
   }
   std::optional<RaceDetector::Race> race;
-  if (kind != GroupKind::bulk_store_write)
+  if (!c.ranges.empty()) {  // a wgmma operand's exact footprint
+    for (auto [offset, bytes] : c.ranges)
+      if ((race = races_.access(c.id, c.src + offset, bytes, false, async_proxy, site_id(c.site)))) break;
+  } else if (kind != GroupKind::bulk_store_write) {
     race = races_.access(c.id, c.src, c.total, false, async_proxy, site_id(c.site));
+  }
   if (!race && c.dst && kind != GroupKind::bulk_store)
     race = races_.access(c.id, c.dst, c.total, true, async_proxy, site_id(c.site));
   if (race) {
@@ -199,7 +204,8 @@ void Runtime::wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* 
 }
 
 void Runtime::wgmma_issue(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes,
-                          const Rendezvous* convergence, std::int64_t round) {
+                          const Rendezvous* convergence, std::int64_t round, const ByteRanges* a_ranges,
+                          const ByteRanges* b_ranges) {
   if (over_ || !current_) return;
   if (!schedule_point(OpKind::wgmma_mma_async, nullptr, a_bytes + b_bytes)) return;
   Agent& me = *current_;
@@ -212,9 +218,10 @@ void Runtime::wgmma_issue(const void* a, std::uint32_t a_bytes, const void* b, s
   record(me, nullptr);
   AgentId first = kNoAgent;
   std::uint32_t count = 0;
-  for (auto [p, n] : {std::pair{a, a_bytes}, std::pair{b, b_bytes}}) {
+  for (auto [p, n, ranges] : {std::tuple{a, a_bytes, a_ranges}, std::tuple{b, b_bytes, b_ranges}}) {
     if (!p || n == 0) continue;
     Agent& r = spawn_copy_agent(me, nullptr, p, n, {OpKind::wgmma_read, nullptr, n});
+    if (ranges) r.ranges = *ranges;
     // The reads come after every lane's issue: each lane released its past into the
     // convergence round (fenced writes of the operands among it), which the read acquires;
     // the lanes themselves acquire nothing from each other.

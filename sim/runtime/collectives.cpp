@@ -20,6 +20,7 @@
 // search orders it as an mbarrier's arrivals and waits and one round is one execution.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 
 #include "sim/runtime/perform.hpp"
@@ -88,7 +89,7 @@ std::uint32_t Runtime::converge_warp(std::uint32_t mask, WarpInstruction instruc
   Agent& a = *current_;
   const std::uint32_t ws = shape_.warp_size, lane = a.thread % ws, warp = a.thread / ws;
   const std::uint32_t lanes_mask = ws >= 32 ? ~0u : (1u << ws) - 1;
-  static constexpr const char* kNames[] = {"__syncwarp", "elect.sync", "shfl.sync.idx"};
+  static constexpr const char* kNames[] = {"__syncwarp", "elect.sync", "shfl.sync.idx", "ldmatrix/stmatrix"};
   const char* name = kNames[static_cast<int>(instruction)];
   // Mask bits past the warp (host warps may be narrower than 32) or past a partial last warp
   // name no thread: they do not count.
@@ -97,7 +98,7 @@ std::uint32_t Runtime::converge_warp(std::uint32_t mask, WarpInstruction instruc
   if (!(given >> lane & 1u))
     collective_misuse(
         fmt::format("{}({:#010x}): the mask must include the calling lane (PTX: undefined)", name, given));
-  Rendezvous& r = ctas_[a.cta].collectives[collective_key(static_cast<CollectiveKind>(instruction), warp, given)];
+  Rendezvous& r = ctas_[a.cta].collectives[collective_key(warp_collective_kind(instruction), warp, given)];
   const std::int64_t round =
       rendezvous(r, static_cast<std::uint32_t>(std::popcount(mask)), lane,
                  instruction == WarpInstruction::syncwarp ? RendezvousOrder::full : RendezvousOrder::none,
@@ -153,8 +154,8 @@ std::uint32_t Runtime::shfl_sync(std::uint32_t mask, std::uint32_t value, std::u
 // could do there before its wait_group is the schedule the model leaves out: docs/model.md.)
 // With LaunchShape::warpgroup_converges every wgmma instruction converges the group.
 // Returns false when the execution is over.
-bool Runtime::warpgroup_step(const char* instruction, const WgmmaOperands& operands, bool release,
-                             std::int64_t* round) {
+bool Runtime::warpgroup_step(const char* instruction, const WgmmaOperands& operands, bool release, std::int64_t* round,
+                             const std::uint32_t* registers) {
   if (over_ || !current_) return false;
   perform_deferred_try();
   Agent& a = *current_;
@@ -188,6 +189,10 @@ bool Runtime::warpgroup_step(const char* instruction, const WgmmaOperands& opera
   const std::string_view name(instruction);
   const bool whole_group = shape_.warpgroup_converges || name == "wgmma.mma_async" || name == "wgmma.commit_group";
   Rendezvous& r = cta.collectives[collective_key(CollectiveKind::wgmma, whole_group ? kWarpGroupIndex | group : warp)];
+  if (registers) {  // wgmma's A in registers: brought to the round (warp_matrix.cpp reads them)
+    if (!r.matrix) r.matrix = std::make_shared<runtime_records::MatrixExchange>();
+    std::copy_n(registers, 4, r.matrix->registers[(r.bar.is_live() ? r.bar.phase : 0) & 1][a.thread % 128]);
+  }
   const std::int64_t done = rendezvous(
       r, whole_group ? 128u : std::min(ws, 32u), a.thread % 128,
       release ? RendezvousOrder::release : RendezvousOrder::none,

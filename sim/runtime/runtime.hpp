@@ -41,6 +41,7 @@
 #include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/async_groups.hpp"
 #include "sim/runtime/call_sites.hpp"
+#include "sim/runtime/matrix_layouts.hpp"
 #include "sim/runtime/mbarrier.hpp"
 #include "sim/runtime/ops.hpp"
 #include "spec/platform.hpp"
@@ -227,14 +228,30 @@ class Runtime {
   // HostPlatform's: the warp converges (.sync), the group's warps agree (.aligned), then the
   // warp's lowest lane issues (wgmma_issue).
   void wgmma_mma_async(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes);
+  // wgmma.mma_async performed (sim/runtime/warp_matrix.cpp): the warp group converges as
+  // above, its operands are read from shared memory through the descriptors (A from the
+  // lanes' `a_registers` when given), the group's first thread issues one read agent per
+  // shared-memory operand over its exact footprint, and `d` (this thread's n / 2
+  // accumulator values) becomes A*B + D (D = A*B without shape.accumulate).
+  void wgmma_mma(const matrix::WgmmaShape& shape, std::uint64_t desc_a, const std::uint32_t* a_registers,
+                 std::uint64_t desc_b, float* d);
+  // ldmatrix / stmatrix .sync.aligned.m8n8.x{count}{.trans}.shared.b16 (warp_matrix.cpp): the
+  // warp converges (no memory order); `row` is this lane's row address (read for lanes
+  // 0 .. 8 * count - 1); ldmatrix fills `count` registers, stmatrix writes them.
+  void ldmatrix(const void* row, std::uint32_t count, bool trans, std::uint32_t* out, const CallSite& site);
+  void stmatrix(void* row, std::uint32_t count, bool trans, const std::uint32_t* in, const CallSite& site);
   // The issue alone, by the current thread into its wgmma groups (the differential programs
   // issue from one thread); its reads acquire `round` of `convergence` when given.
   enum class Space : std::uint8_t { global, own_shared, cluster_shared };
   void check_spaces(const char* what, const void* dst, Space dst_space, const void* src, Space src_space,
                     const MbarrierState* bar);
   void spawn_store_write(Agent& read);  // a bulk store's read landed (async_groups.cpp)
+  // `a_ranges` / `b_ranges` (optional): the (offset from a / b, bytes) ranges each operand
+  // reads, its exact footprint; without them the whole [p, p + bytes).
+  using ByteRanges = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
   void wgmma_issue(const void* a, std::uint32_t a_bytes, const void* b, std::uint32_t b_bytes,
-                   const runtime_records::Rendezvous* convergence = nullptr, std::int64_t round = 0);
+                   const runtime_records::Rendezvous* convergence = nullptr, std::int64_t round = 0,
+                   const ByteRanges* a_ranges = nullptr, const ByteRanges* b_ranges = nullptr);
   // fence.proxy.async{.space}: this thread's generic writes so far in `spaces` become visible
   // to the async proxy (RaceDetector's MemorySpace).
   void fence_proxy_async(FenceSpaces spaces);
@@ -325,11 +342,17 @@ class Runtime {
   template <class MakeName>
   std::int64_t rendezvous(Rendezvous& r, std::uint32_t count, std::uint32_t lane, RendezvousOrder order,
                           const MakeName& make_name);
-  enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync };  // CollectiveKind's first three
+  enum class WarpInstruction : std::uint8_t { syncwarp, elect_sync, shfl_sync, matrix };
+  static runtime_records::CollectiveKind warp_collective_kind(WarpInstruction i) {
+    return i == WarpInstruction::matrix ? runtime_records::CollectiveKind::warp_matrix
+                                        : static_cast<runtime_records::CollectiveKind>(i);
+  }
   std::uint32_t converge_warp(std::uint32_t mask, WarpInstruction instruction);
   using WgmmaOperands = runtime_records::WgmmaOperands;
+  // `registers`: the calling lane's four registers brought to the round (wgmma's A in
+  // registers), in the round's MatrixExchange.
   bool warpgroup_step(const char* instruction, const WgmmaOperands& operands, bool release,
-                      std::int64_t* round = nullptr);
+                      std::int64_t* round = nullptr, const std::uint32_t* registers = nullptr);
   std::string describe_wgmma(const runtime_records::WgmmaStep& s) const;
   [[noreturn]] void collective_misuse(const std::string& what, MisuseKind kind = MisuseKind::collective);
   std::uint32_t live_mask(std::uint32_t cta, std::uint32_t warp) const;  // its lanes that have not exited

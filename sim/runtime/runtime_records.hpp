@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,9 +45,20 @@ struct BarrierInfo {
 inline constexpr std::uint32_t kNamedBarriers = 16;  // bar.sync ids 0..15
 // The hidden counter behind a rendezvous (a collective, the cluster barrier): an mbarrier
 // without the missing-wait rule, named by what it stands for.
+// What the lanes of a matrix collective bring to a round (sim/runtime/warp_matrix.cpp): by
+// round parity, each lane's registers (stmatrix's sources, wgmma's A in registers) and the row
+// ldmatrix read at its address; and wgmma's operands as read for `staged_round`, as values
+// (a[64][K], b[n][K], row-major, input negations applied).
+struct MatrixExchange {
+  std::uint32_t registers[2][128][4] = {};
+  unsigned char rows[2][32][16] = {};
+  std::int64_t staged_round = -1;
+  std::vector<float> a, b;
+};
 struct Rendezvous {
   MbarrierState bar;
-  std::uint32_t values[2][32] = {};  // shfl.sync: each lane's operand, by phase parity
+  std::uint32_t values[2][32] = {};        // shfl.sync: each lane's operand, by phase parity
+  std::shared_ptr<MatrixExchange> matrix;  // made at a matrix collective's first round
   // Per lane, the newest round (phase) it arrived in: round R's participants are the lanes
   // at R or later (a lane cannot start round R + 2 before every lane arrived in R + 1, so
   // none has moved on past what a reader of round R needs). Lanes that exited never arrive.
@@ -69,7 +81,7 @@ struct Rendezvous {
   }
 };
 // The collectives of a CTA are keyed by (kind << 24 | warp or warp group, mask).
-enum class CollectiveKind : std::uint32_t { syncwarp, elect_sync, shfl_sync, wgmma, bar_convergence };
+enum class CollectiveKind : std::uint32_t { syncwarp, elect_sync, shfl_sync, wgmma, bar_convergence, warp_matrix };
 inline std::pair<std::uint32_t, std::uint32_t> collective_key(CollectiveKind kind, std::uint32_t index,
                                                               std::uint32_t mask = 0) {
   return {static_cast<std::uint32_t>(kind) << 24 | index, mask};

@@ -14,7 +14,7 @@ namespace {
 
 using P = sim::HostPlatform;
 
-constexpr std::array<std::pair<Fault, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<Fault, std::string_view>, 11> kNames{{
     {Fault::none, "none"},
     {Fault::skip_release, "skip-release"},
     {Fault::wrong_parity, "wrong-parity"},
@@ -23,6 +23,9 @@ constexpr std::array<std::pair<Fault, std::string_view>, 8> kNames{{
     {Fault::no_init_fence, "no-init-fence"},
     {Fault::no_cluster_sync_before_exit, "no-cluster-sync-before-exit"},
     {Fault::no_producer_tail, "no-producer-tail"},
+    {Fault::c_released_before_read, "c-released-before-read"},
+    {Fault::wrong_c_stage, "wrong-c-stage"},
+    {Fault::no_store_fence, "no-store-fence"},
 }};
 
 Fault g_fault = Fault::none;
@@ -120,6 +123,11 @@ void drop_held_wait() {
 }
 
 bool init_fence_issued() { return g_fault != Fault::no_init_fence; }
+bool store_fence_issued() { return g_fault != Fault::no_store_fence; }
+bool c_release_early() { return g_fault == Fault::c_released_before_read; }
+std::uint32_t c_wait_stage(std::uint32_t stage, std::uint32_t stages) {
+  return g_fault == Fault::wrong_c_stage ? (stage + 1) % stages : stage;
+}
 
 bool cluster_arrive_issued() {
   if (g_fault != Fault::no_cluster_sync_before_exit) return true;

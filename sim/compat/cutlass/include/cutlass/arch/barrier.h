@@ -250,7 +250,7 @@ inline void fence_barrier_init(::mbcheck::CallSite site = ::mbcheck::CallSite::c
 // fence.proxy.async.shared::cta: this thread's shared-memory writes become visible to the
 // async proxy.
 inline void fence_view_async_shared(::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
-  host_detail::P::fence_proxy_async_shared_cta(site);
+  if (::mbcheck::cutlass_host::store_fence_issued()) host_detail::P::fence_proxy_async_shared_cta(site);
 }
 // fence.release.sync_restrict::shared::cta.cluster: orders this thread's shared-memory writes
 // before its later .release.cluster arrives, which order them already on the host (nothing

@@ -22,6 +22,10 @@ enum class Fault : std::uint8_t {
   no_init_fence,                // fence.mbarrier_init.release.cluster is left out
   no_cluster_sync_before_exit,  // barrier.cluster.arrive (.release) and the wait after it are left out
   no_producer_tail,             // the acquires no refill follows (the producer tail) are skipped
+  // The epilogue's (PipelineTransactionAsync, the C loads of a TMA epilogue; fence_view_async_shared):
+  c_released_before_read,  // a C stage is released as soon as it is waited for, before it is read
+  wrong_c_stage,           // the C stage waited for is the next one (its index + 1)
+  no_store_fence,          // fence.proxy.async.shared::cta before a TMA store is left out
 };
 
 // "skip-release" <-> Fault::skip_release; nullopt for an unknown name.
@@ -56,6 +60,12 @@ void settle_held_wait(CallSite site);
 // At a cluster barrier arrive: held-back waits are the producer tail (dropped).
 void drop_held_wait();
 bool init_fence_issued();
+// fence_view_async_shared: false when it is left out (no-store-fence).
+bool store_fence_issued();
+// PipelineTransactionAsync's consumer: release right after the wait (and not after the read).
+bool c_release_early();
+// The stage a PipelineTransactionAsync consumer waits for, of `stages`.
+std::uint32_t c_wait_stage(std::uint32_t stage, std::uint32_t stages);
 // barrier.cluster.arrive (.release): false when it is left out (and then the wait after it).
 bool cluster_arrive_issued();
 bool cluster_wait_issued();

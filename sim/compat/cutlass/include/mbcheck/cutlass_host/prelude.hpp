@@ -37,8 +37,20 @@
 #define __CUDACC_VER_MINOR__ ((CUDART_VERSION % 1000) / 10)
 #endif
 
+// CUTLASS compiles its SM90 kernel bodies only for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL; else each
+// thread prints "Arch conditional MMA ... Aborting" and returns): the host is that target.
+// CUTLASS's config is read first, so that the feature macro does not also switch on its
+// device-only paths (tensormap.replace) there.
+#if __has_include(<cutlass/arch/config.h>)
+#include <cutlass/arch/config.h>
+#endif
+#ifndef __CUDA_ARCH_FEAT_SM90_ALL
+#define __CUDA_ARCH_FEAT_SM90_ALL 1
+#endif
+
 #include "mbcheck/cutlass_host/thread_identity.hpp"
 #include "mbcheck/cutlass_host/launch.hpp"
+#include "mbcheck/cutlass_host/intrinsics.hpp"
 
 // threadIdx, blockIdx, blockDim, gridDim: objects whose .x, .y, .z read the calling fiber's
 // values when converted (variables, not macros: CUTLASS has members named gridDim).
@@ -54,16 +66,5 @@ inline void __syncthreads(::mbcheck::CallSite site = ::mbcheck::CallSite::curren
 // bar.warp.sync
 inline void __syncwarp(unsigned mask = 0xffffffffu, ::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
   ::mbcheck::sim::HostPlatform::syncwarp(mask, site);
-}
-// shfl.sync.idx.b32 on a 32-bit value (the lanes' values are exchanged through the rendezvous)
-template <class T>
-requires(sizeof(T) == 4) inline T __shfl_sync(unsigned mask, T value, int src_lane, int /*width*/ = 32,
-                                              ::mbcheck::CallSite site = ::mbcheck::CallSite::current()) {
-  std::uint32_t bits;
-  __builtin_memcpy(&bits, &value, 4);
-  bits = ::mbcheck::sim::HostPlatform::shfl_sync_idx(mask, bits, static_cast<std::uint32_t>(src_lane), site);
-  T out;
-  __builtin_memcpy(&out, &bits, 4);
-  return out;
 }
 inline void __nanosleep(unsigned ns) { ::mbcheck::sim::HostPlatform::nanosleep(ns); }
