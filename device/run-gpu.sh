@@ -38,6 +38,8 @@ note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=cs
 note "nvcc: $(nvcc --version | tail -1)"
 
 NVCC_FLAGS=(-std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a --Werror=all-warnings -I. -Xptxas -v)
+# RUN_GPU_ONLY=cutlass: only the CUTLASS steps at the end (the rest of the run is unchanged by them).
+if [ "${RUN_GPU_ONLY:-}" != cutlass ]; then
 built=1
 for exe in test_residual_add test_spec_paths test_warp_specialized test_clusters test_sync_ops test_conformance litmus_runner \
   trace_residual_add bench_residual_add; do
@@ -167,6 +169,8 @@ done
 step "benchmark residual-add vs cudaMemcpy" "$OUT/bench.log" "$BIN/bench_residual_add" "${BENCH_LOG2N:-29}" \
   "${BENCH_RUNS:-30}"
 grep -E "^(cudaMemcpy|best|PASS|FAIL)" "$OUT/bench.log" >>"$SUMMARY"
+
+fi  # RUN_GPU_ONLY
 
 # The CUTLASS-style example (examples/cutlass_pipeline): the kernel mbcheck checks on the host
 # (ctest -L cutlass), here on the GPU from the same source, its output compared bit for bit.
