@@ -24,11 +24,12 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 step() {
   local name=$1 log=$2
   shift 2
-  local t0=$SECONDS
+  local t0
+  t0=$(date +%s.%N)
   echo "== $name: $*" >>"$log"
   "$@" >>"$log" 2>&1
   local rc=$?
-  note "$name: $([ $rc -eq 0 ] && echo PASS || echo "FAIL (exit $rc)") ($((SECONDS - t0)) s)"
+  note "$name: $([ $rc -eq 0 ] && echo PASS || echo "FAIL (exit $rc)") ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s)"
   [ $rc -eq 0 ] || status=1
   return $rc
 }
