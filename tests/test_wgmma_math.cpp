@@ -312,3 +312,38 @@ TEST_CASE("wgmma's reads cover its exact footprint: a store into a swizzled row'
     CHECK_FALSE(r.bug);
   }
 }
+
+TEST_CASE("a wgmma PTX has not, or one reading past the CTA's shared memory, is a misuse", "[wgmma][matrix]") {
+  auto program = [](host_matrix::WgmmaShape s, std::uint64_t desc_b) {
+    LaunchShape shape;
+    shape.threads_per_cta = 128;
+    shape.warp_size = 32;
+    shape.smem_bytes = 4096;
+    return FunctionProgram(shape, [s, desc_b] {
+      float acc[128] = {};
+      host_matrix::wgmma_mma_async(s, descriptor(0, 128, 256, 0), nullptr, desc_b, acc);
+    });
+  };
+  host_matrix::WgmmaShape s;
+  SECTION("B's footprint past the 4 KiB of shared memory") {  // n8: its second K chunk at 3,968 + 128
+    FunctionProgram prog = program(s, descriptor(3968, 128, 256, 0));
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->misuse == MisuseKind::operand_range);
+  }
+  SECTION("an MN-major tf32 operand (imm-trans is for .f16 / .bf16)") {
+    s.a_type = s.b_type = ElementType::tf32;
+    s.b_major = Major::mn;
+    FunctionProgram prog = program(s, descriptor(1024, 128, 256, 0));
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->misuse == MisuseKind::operand_range);
+  }
+  SECTION("N = 12") {
+    s.n = 12;
+    FunctionProgram prog = program(s, descriptor(1024, 128, 256, 0));
+    const ExploreResult r = explore_all(prog);
+    REQUIRE(r.bug);
+    CHECK(r.bug->misuse == MisuseKind::operand_range);
+  }
+}
