@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace mbcheck::sim {
 
@@ -49,25 +51,39 @@ std::uint32_t CallSites::find_pc(const void* pc) {
 }
 
 namespace {
-// "function\nfile:line[ (discriminator N)]\n" from addr2line for `address` in `object`.
+bool system_header(const std::string& file) {
+  return file.compare(0, 13, "/usr/include/") == 0 || file.compare(0, 9, "/usr/lib/") == 0;
+}
+// addr2line -i prints "function\nfile:line[ (discriminator N)]\n" for `address` in `object`
+// and then for each function it was inlined into, outward. The innermost frame outside the
+// system's headers is the line a report names (an atomic inlined from <atomic> is the user's
+// call of it); the innermost when all are.
 bool addr2line(const char* object, std::uintptr_t address, std::string& function, std::string& file, unsigned& line) {
-  const std::string command = fmt::format("addr2line -f -C -e '{}' {:#x} 2>/dev/null", object, address);
+  const std::string command = fmt::format("addr2line -i -f -C -e '{}' {:#x} 2>/dev/null", object, address);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return false;
   char buffer[4096];
-  std::string out;
-  while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
+  std::vector<std::string> lines;
+  while (std::fgets(buffer, sizeof buffer, pipe)) {
+    lines.emplace_back(buffer);
+    if (!lines.back().empty() && lines.back().back() == '\n') lines.back().pop_back();
+  }
   pclose(pipe);
-  const auto nl = out.find('\n');
-  if (nl == std::string::npos) return false;
-  function = out.substr(0, nl);
-  std::string where = out.substr(nl + 1, out.find('\n', nl + 1) - nl - 1);
-  where = where.substr(0, where.find(' '));
-  const auto colon = where.rfind(':');
-  if (colon == std::string::npos || where.compare(0, 2, "??") == 0) return false;
-  file = where.substr(0, colon);
-  line = static_cast<unsigned>(std::strtoul(where.c_str() + colon + 1, nullptr, 10));
-  return line != 0;
+  bool found = false;
+  for (std::size_t k = 0; k + 1 < lines.size(); k += 2) {
+    std::string where = lines[k + 1].substr(0, lines[k + 1].find(' '));
+    const auto colon = where.rfind(':');
+    if (colon == std::string::npos || where.compare(0, 2, "??") == 0) continue;
+    const unsigned at = static_cast<unsigned>(std::strtoul(where.c_str() + colon + 1, nullptr, 10));
+    if (at == 0) continue;
+    if (found && system_header(where.substr(0, colon))) continue;
+    function = lines[k];
+    file = where.substr(0, colon);
+    line = at;
+    found = true;
+    if (!system_header(file)) break;
+  }
+  return found;
 }
 }  // namespace
 
