@@ -210,8 +210,9 @@ Outcome::Located Runtime::located(const CallSite& site, std::string text) const 
 bool Runtime::access_data(const void* addr, std::size_t bytes, bool write, std::uint32_t site, bool atomic) {
   if (over_ || !current_) return true;
   perform_deferred_try();  // an access is an event: the try comes before it
-  if (over_) return false;
-  tick();  // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
+  if (over_) return true;  // the thread unwinds at its next operation
+  // The watchdog's sign of life: a loop over data is max_accesses_per_step's to end.
+  tick();
   if (write) {
     current_->stored_since_poll = true;
     current_->loads_in_loop = 0;  // a store ends a loop of loads: it is no spin iteration

@@ -279,8 +279,9 @@ class Runtime {
   bool in_thread_code() const {
     return current_ && !over_ && current_->kind == Agent::Kind::thread && in_protocol_.load(std::memory_order_relaxed);
   }
-  // The CTA whose shared memory holds `p` (a peer's, through mapa), or -1.
-  std::int64_t shared_memory_cta(const void* p) const { return cta_of(p, current_ ? current_->cta : 0); }
+  // The offset of `p` in the shared memory of the CTA that holds it (a peer's, through mapa),
+  // or -1 when it is no CTA's.
+  std::int64_t shared_memory_offset(const void* p);
   // A process-wide hook: every time a thread of another CTA than the last enters protocol
   // code, `hook` is given that CTA's shared memory (null: none, the default).
   static void set_cta_entered_hook(runtime_detail::CtaEnteredHook hook) { runtime_detail::cta_entered_hook = hook; }

@@ -23,7 +23,8 @@ void SharedBuffer::set_aliasable(bool on) { g_aliasable.store(on, std::memory_or
 
 void SharedBuffer::assign(std::size_t bytes, unsigned char zero) {
   const bool mapped = g_aliasable.load(std::memory_order_relaxed);
-  const std::size_t capacity = page_rounded(bytes ? bytes : 1);
+  // A mapping is whole pages; heap memory 128-byte aligned, as the device's shared memory.
+  const std::size_t capacity = mapped ? page_rounded(bytes ? bytes : 1) : (bytes + 128) / 128 * 128;
   if (capacity != capacity_ || mapped != mapped_) {
     release();
     void* p = nullptr;
@@ -31,7 +32,7 @@ void SharedBuffer::assign(std::size_t bytes, unsigned char zero) {
       p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) throw std::bad_alloc();
     } else {
-      p = std::aligned_alloc(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), capacity);
+      p = std::aligned_alloc(128, capacity);
       if (!p) throw std::bad_alloc();
     }
     data_ = static_cast<unsigned char*>(p);
@@ -39,7 +40,8 @@ void SharedBuffer::assign(std::size_t bytes, unsigned char zero) {
     mapped_ = mapped;
   }
   size_ = bytes;
-  std::memset(data_, zero, capacity_);
+  // (A mapping's bytes past `bytes` are the window's too: zeroed as well.)
+  std::memset(data_, zero, mapped_ ? capacity_ : bytes);
 }
 
 void SharedBuffer::release() {

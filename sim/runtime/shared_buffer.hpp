@@ -1,7 +1,8 @@
-// A CTA's shared memory: zeroed bytes, page-aligned. Ordinary heap memory, or (where a layer
-// asks for it, set_aliasable) a shared anonymous mapping that a second virtual range can alias
-// (mremap with old size 0): the CUTLASS host layer maps its shared-memory window onto the
-// running CTA's pages, so that plain loads and stores of a kernel reach that CTA's bytes.
+// A CTA's shared memory: zeroed bytes, 128-byte aligned. Heap memory, or (where a layer asks
+// for it, set_aliasable) whole pages of a shared anonymous mapping, which a second virtual
+// range can alias (mremap with old size 0): the CUTLASS host layer maps its shared-memory
+// window onto the running CTA's pages, so that plain loads and stores of a kernel reach that
+// CTA's bytes.
 #pragma once
 
 #include <cstddef>

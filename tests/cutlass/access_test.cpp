@@ -5,6 +5,7 @@
 // exhaustively. Exit status 0 when every case holds.
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "mbcheck/cutlass_host/launch.hpp"
@@ -83,6 +84,33 @@ __global__ void plain_then_bulk_kernel(int* g, int fence) {
   }
 }
 
+// memcpy into shared memory by thread 0 (the link wraps it), read by thread 32 plainly;
+// `sync`: with __syncthreads() between.
+__global__ void memcpy_kernel(int* g, int sync) {
+  extern __shared__ int smem[];
+  if (threadIdx.x == 0) std::memcpy(smem + 8, g, 4 * sizeof(int));
+  if (sync) __syncthreads();
+  if (threadIdx.x == 32) g[8] = smem[10];
+  if (!sync) __syncthreads();
+}
+
+// DSMEM: thread 0 of rank 1 stores into rank 0's shared memory through mapa, plainly; rank 0's
+// thread 0 reads it after a cluster barrier, or (`sync` 0) without one.
+__global__ void dsmem_kernel(int* g, int sync) {
+  extern __shared__ int smem[];
+  if (P::cluster_ctarank() == 1 && threadIdx.x == 0) {
+    void* own = mbcheck::cutlass_host::shared_address(smem + 3, 4, "smem");
+    *static_cast<int*>(P::map_shared_rank(own, 0)) = 99;
+  }
+  if (sync) {
+    P::barrier_cluster_arrive_aligned();
+    P::barrier_cluster_wait_aligned();
+  }
+  if (P::cluster_ctarank() == 0 && threadIdx.x == 0) g[0] = smem[3];
+  P::barrier_cluster_arrive_aligned();
+  P::barrier_cluster_wait_aligned();
+}
+
 namespace {
 
 int failures = 0;
@@ -97,6 +125,26 @@ mbcheck::cutlass_host::LaunchRecord launch(void (*kernel)(int*, int), int* buffe
   mbcheck::cutlass_host::register_kernel(kernel);
   void* args[] = {&buffer, &arg};
   cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(ctas), dim3(threads), args, 1024, nullptr);
+  auto records = mbcheck::cutlass_host::take_launch_records();
+  return records.empty() ? mbcheck::cutlass_host::LaunchRecord{} : records.back();
+}
+
+mbcheck::cutlass_host::LaunchRecord launch_cluster(void (*kernel)(int*, int), int* buffer, int arg, unsigned ctas,
+                                                   unsigned cluster, unsigned threads) {
+  mbcheck::cutlass_host::register_kernel(kernel);
+  void* args[] = {&buffer, &arg};
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(ctas);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = 1024;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel), args);
   auto records = mbcheck::cutlass_host::take_launch_records();
   return records.empty() ? mbcheck::cutlass_host::LaunchRecord{} : records.back();
 }
@@ -147,6 +195,19 @@ int main() {
   r = launch(plain_then_bulk_kernel, buffer, 0, 1, 64);
   expect(race(r) && r.report.find("missing fence.proxy.async") != std::string::npos,
          "(g) the same without the fence: the bulk store reads plain stores unfenced\n" + r.report);
+
+  for (int i = 0; i < 4; ++i) buffer[i] = 5 + i;
+  r = launch(memcpy_kernel, buffer, 1, 1, 64);
+  expect(verified(r) && buffer[8] == 7, "memcpy into shared memory, __syncthreads, a read: verified " + r.report);
+  r = launch(memcpy_kernel, buffer, 0, 1, 64);
+  expect(race(r) && r.report.find("in memcpy_kernel") != std::string::npos,
+         "memcpy into shared memory and a read without a barrier: a race\n" + r.report);
+
+  r = launch_cluster(dsmem_kernel, buffer, 1, 2, 2, 32);
+  expect(verified(r) && buffer[0] == 99,
+         "a plain DSMEM store, a cluster barrier, the owner's read: verified " + r.report);
+  r = launch_cluster(dsmem_kernel, buffer, 0, 2, 2, 32);
+  expect(race(r), "a plain DSMEM store and the owner's read without a barrier: a race\n" + r.report);
 
   cudaFree(buffer);
   std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");

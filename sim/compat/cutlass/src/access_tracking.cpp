@@ -21,7 +21,15 @@
 namespace mbcheck::cutlass_host {
 namespace {
 bool g_in_tracking = false;  // a callback's own work (a report's memcpy) is not the kernel's
+
+// A CTA's shared memory as the runtime keeps it (a peer's, reached through mapa), in the part
+// the kernel's window shows (past it: the barriers' states, which only the runtime touches).
+bool peer_window(sim::Runtime& rt, const void* address) {
+  const std::int64_t offset = rt.shared_memory_offset(address);
+  return offset >= 0 && static_cast<std::uint64_t>(offset) < g_window_range.bytes;
 }
+
+}  // namespace
 
 void track_slow(std::uintptr_t at, std::size_t bytes, bool write, const void* pc, bool atomic) {
   sim::Runtime* rt = sim::Runtime::current_or_null();
@@ -32,7 +40,7 @@ void track_slow(std::uintptr_t at, std::size_t bytes, bool write, const void* pc
     // is its CTA's own (the one bulk copies and TMA use).
     address = sim::HostPlatform::shared_memory() + (at - g_window_range.begin);
   } else if (!(at >= g_device_memory_span.begin && at < g_device_memory_span.end && is_device_memory(address)) &&
-             !(g_window_range.cluster && rt->shared_memory_cta(address) >= 0)) {
+             !(g_window_range.cluster && peer_window(*rt, address))) {
     return;
   }
   g_in_tracking = true;
