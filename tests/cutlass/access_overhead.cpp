@@ -1,6 +1,6 @@
 // What tracking plain accesses costs: one execution of a block reduction in shared memory (the
 // shape of a softmax's row statistics), built twice from this file, with and without
-// mbcheck_cutlass_track_accesses. Prints the steps, the accesses and the best of five times.
+// mbcheck_cutlass_track_accesses. Prints the steps and the best of twenty times.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,7 +26,7 @@ __global__ void row_sums_kernel(const float* in, float* out, int rows) {
 
 int main() {
   constexpr unsigned kCtas = 2, kThreads = 128;
-  int rows = 4;
+  int rows = 8;
   std::vector<float> host(kCtas * rows * kThreads, 1.0f);
   float *in = nullptr, *out = nullptr;
   cudaMalloc(reinterpret_cast<void**>(&in), host.size() * sizeof(float));
@@ -36,7 +36,7 @@ int main() {
   void* args[] = {&in, &out, &rows};
   double best = 1e9;
   mbcheck::sim::CheckResult result;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 20; ++i) {
     auto program = mbcheck::cutlass_host::make_launch_program(reinterpret_cast<const void*>(row_sums_kernel), args,
                                                               dim3(kCtas), dim3(kThreads), dim3(1), kThreads * 4);
     mbcheck::sim::CheckOptions options;
@@ -46,7 +46,7 @@ int main() {
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   const bool sums_ok = out[0] == float(kThreads) && out[kCtas * rows - 1] == float(kThreads);
-  std::printf("%s: %u CTAs x %u threads, %d rows: %llu steps, verdict %s, sums %s, best of 5: %.4f s\n",
+  std::printf("%s: %u CTAs x %u threads, %d rows: %llu steps, verdict %s, sums %s, best of 20: %.4f s\n",
 #ifdef MBCHECK_TRACKED
               "tracked",
 #else

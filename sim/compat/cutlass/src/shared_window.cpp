@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <thread>
 
 #include "sim/runtime/runtime.hpp"
@@ -40,6 +39,7 @@ std::size_t g_mapped_bytes = 0;  // of the window, mapped onto a CTA (0: sealed)
 // plain shared-memory accesses on that thread's CTA: they are told once.
 std::atomic<std::thread::id> g_owner{};
 std::atomic<bool> g_told_jobs{false};
+std::atomic<bool> g_told_mremap{false};
 
 // The runtime's hook: a thread of another CTA enters kernel code. mremap with old size 0
 // makes a second mapping of the CTA's shared pages at the window (the old one stays).
@@ -57,8 +57,13 @@ void enter_cta(unsigned char* smem, std::size_t) {
   if (bytes == 0) return;
   void* at = mremap(smem, 0, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, mbcheck_cutlass_shared_window);
   if (at == MAP_FAILED) {
-    std::perror("mbcheck: mapping the shared-memory window onto a CTA");
-    std::abort();
+    // (valgrind, for one, declines the second mapping): the window stays sealed, and a plain
+    // shared-memory access crashes as it did before the window followed the CTAs.
+    if (!g_told_mremap.exchange(true))
+      std::perror("mbcheck: mapping the shared-memory window onto a CTA (plain shared-memory accesses will crash)");
+    if (g_mapped_bytes) seal();
+    g_mapped_bytes = 0;
+    return;
   }
   g_mapped_bytes = bytes;
 }
