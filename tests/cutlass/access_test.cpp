@@ -28,14 +28,15 @@ __global__ void shared_handoff_kernel(int* out, int sync) {
 }
 
 namespace {
-constexpr int kVectorLine = __LINE__ + 7;
-constexpr int kScalarLine = __LINE__ + 7;
+constexpr int kVectorLine = __LINE__ + 8;
+constexpr int kScalarLine = __LINE__ + 8;
 }  // namespace
 
-// (c): thread 0 stores 16 bytes at once; thread 32 stores the third word of them.
-__global__ void vector_kernel(int*, int) {
+// (c): thread 0 copies 16 bytes from global memory at once (one 16-byte load and store:
+// __tsan_read16, __tsan_write16); thread 32 stores the third word of them.
+__global__ void vector_kernel(int* g, int) {
   extern __shared__ int smem[];
-  if (threadIdx.x == 0) reinterpret_cast<uint4*>(smem)[0] = make_uint4(1, 2, 3, 4);
+  if (threadIdx.x == 0) reinterpret_cast<uint4*>(smem)[0] = reinterpret_cast<const uint4*>(g)[0];
   if (threadIdx.x == 32) smem[2] = 7;
 }
 
