@@ -59,8 +59,7 @@ namespace runtime_detail {
 // The runtime of the calling OS thread while an execution runs (a fiber never changes OS
 // thread). Read inline by every Platform call: constinit, so no TLS wrapper call.
 extern constinit thread_local Runtime* current_runtime;
-// Called when a thread of another CTA than the last one enters protocol code, with that CTA's
-// shared memory (Runtime::set_cta_entered_hook); null almost always.
+// Runtime::set_cta_entered_hook's (null almost always).
 using CtaEnteredHook = void (*)(unsigned char* smem, std::size_t bytes);
 extern constinit CtaEnteredHook cta_entered_hook;
 }  // namespace runtime_detail
@@ -267,23 +266,17 @@ class Runtime {
   void data_access(const void* addr, std::size_t bytes, bool write, const CallSite& site = {}) {
     if (!access_data(addr, bytes, write, site_id(site), false) && std::uncaught_exceptions() == 0) throw Aborted{};
   }
-  // The same for an access of compiler-instrumented code (a layer's callbacks): its line is
-  // its return address `pc`, symbolized only if a report names it (CallSites::pc_id). An
-  // `atomic` access is race-checked against plain ones, never against other atomics. It never
-  // throws (the compiler takes its callbacks for nothrow: an exception through one ends the
-  // process): an access that ends the execution leaves the thread to its next operation,
-  // where it unwinds.
+  // An access of compiler-instrumented code (a layer's callbacks), at the line of its return
+  // address `pc` (CallSites::pc_id); an `atomic` one never races with other atomics. No throw
+  // (an exception through a compiler callback ends the process): the thread unwinds later.
   void code_access(const void* addr, std::size_t bytes, bool write, const void* pc, bool atomic = false) noexcept;
-  // Whether the calling code is a thread of this execution inside protocol code (compiler
-  // callbacks run in the runtime's own code too, and in host code between executions).
+  // A thread of this execution runs protocol code (not the runtime's, not the host's).
   bool in_thread_code() const {
     return current_ && !over_ && current_->kind == Agent::Kind::thread && in_protocol_.load(std::memory_order_relaxed);
   }
-  // The offset of `p` in the shared memory of the CTA that holds it (a peer's, through mapa),
-  // or -1 when it is no CTA's.
+  // The offset of `p` in the shared memory of the CTA holding it (a peer's too), or -1.
   std::int64_t shared_memory_offset(const void* p);
-  // A process-wide hook: every time a thread of another CTA than the last enters protocol
-  // code, `hook` is given that CTA's shared memory (null: none, the default).
+  // Process-wide: `hook` gets the shared memory of each CTA a thread enters after another's.
   static void set_cta_entered_hook(runtime_detail::CtaEnteredHook hook) { runtime_detail::cta_entered_hook = hook; }
   // A small number naming a source line, for the race detector's shadow words (0: none). Ids
   // outlive executions: the lines are the program's.
