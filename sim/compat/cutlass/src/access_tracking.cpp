@@ -14,13 +14,17 @@
 // points and order nothing (docs/semantics.md, "Plain accesses of unmodified code").
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "access_tracking.hpp"
 #include "sim/host_platform.hpp"
 
 namespace mbcheck::cutlass_host {
 namespace {
-bool g_in_tracking = false;  // a callback's own work (a report's memcpy) is not the kernel's
+// Per agent id: an access of that thread is being recorded, and the recording's own work (a
+// memcpy of the runtime's) is not the kernel's. Per thread: a recording may first perform a
+// deferred try_wait, a scheduling point, and other threads' accesses count meanwhile.
+std::vector<unsigned char> g_recording;
 
 // A CTA's shared memory as the runtime keeps it (a peer's, reached through mapa), in the part
 // the kernel's window shows (past it: the barriers' states, which only the runtime touches).
@@ -33,7 +37,9 @@ bool peer_window(sim::Runtime& rt, const void* address) {
 
 void track_slow(std::uintptr_t at, std::size_t bytes, bool write, const void* pc, bool atomic) {
   sim::Runtime* rt = sim::Runtime::current_or_null();
-  if (!rt || !rt->in_thread_code() || g_in_tracking) return;
+  if (!rt || !rt->in_thread_code()) return;
+  const sim::AgentId self = rt->running_agent()->id;
+  if (self < g_recording.size() && g_recording[self]) return;
   const void* address = reinterpret_cast<const void*>(at);
   if (at - g_window_range.begin < g_window_range.bytes) {
     // The window is the running CTA's shared memory: the race detector's address of a byte
@@ -43,9 +49,10 @@ void track_slow(std::uintptr_t at, std::size_t bytes, bool write, const void* pc
              !(g_window_range.cluster && peer_window(*rt, address))) {
     return;
   }
-  g_in_tracking = true;
+  if (g_recording.size() <= self) g_recording.resize(self + 1, 0);
+  g_recording[self] = 1;
   rt->code_access(address, bytes, write, pc, atomic);
-  g_in_tracking = false;
+  g_recording[self] = 0;
 }
 
 }  // namespace mbcheck::cutlass_host
