@@ -47,6 +47,12 @@ std::int64_t Runtime::cta_of(const void* p, std::uint32_t likely) const {
   return -1;
 }
 
+std::int64_t Runtime::shared_memory_offset(const void* p) {
+  const std::int64_t cta = cta_of(p, current_ ? current_->cta : 0);
+  if (cta < 0) return -1;
+  return static_cast<const unsigned char*>(p) - cta_shared_memory(static_cast<std::uint32_t>(cta));
+}
+
 void* Runtime::map_shared_rank(const void* p, std::uint32_t rank) {
   if (over_ || !current_) return const_cast<void*>(p);
   Agent& a = *current_;

@@ -206,23 +206,22 @@ Outcome::Located Runtime::located(const CallSite& site, std::string text) const 
   return {t.where, t.function, std::move(text)};
 }
 
-void Runtime::data_access(const void* addr, std::size_t bytes, bool write, const CallSite& site) {
-  if (over_ || !current_) return;
+// False when the access ended the execution (the caller throws Aborted, if it may).
+bool Runtime::access_data(const void* addr, std::size_t bytes, bool write, std::uint32_t site, bool atomic) {
+  if (over_ || !current_) return true;
   perform_deferred_try();  // an access is an event: the try comes before it
-  if (over_) return;
-  tick();  // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
+  if (over_) return true;  // the thread unwinds at its next operation
+  // The watchdog's sign of life: a loop over data is max_accesses_per_step's to end.
+  tick();
   if (write) {
     current_->stored_since_poll = true;
     current_->loads_in_loop = 0;  // a store ends a loop of loads: it is no spin iteration
   }
-  if (shape_.cluster_size() > 1 && !cluster_access_allowed(addr, write)) [[unlikely]] {
-    if (std::uncaught_exceptions() == 0) throw Aborted{};
-    return;
-  }
+  if (shape_.cluster_size() > 1 && !cluster_access_allowed(addr, write)) [[unlikely]]
+    return false;
   if (++accesses_in_step_ > limits_.max_accesses_per_step) [[unlikely]] {
     end_endless_accesses();
-    if (std::uncaught_exceptions() == 0) throw Aborted{};
-    return;
+    return false;
   }
   // A write's state space relative to its writer decides which fence.proxy.async covers it.
   MemorySpace space = MemorySpace::own_shared;
@@ -232,10 +231,30 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write, const
             : static_cast<std::uint32_t>(cta) == current_->cta ? MemorySpace::own_shared
                                                                : MemorySpace::peer_shared;
   }
-  if (auto race = races_.access(current_->id, addr, bytes, write, false, site_id(site), space)) [[unlikely]] {
+  if (auto race = races_.access(current_->id, addr, bytes, write, false, site, space, atomic)) [[unlikely]] {
     end_race(*race);
-    if (std::uncaught_exceptions() == 0) throw Aborted{};
+    return false;
   }
+  return true;
+}
+
+void Runtime::code_access(const void* addr, std::size_t bytes, bool write, const void* pc, bool atomic) noexcept {
+  try {
+    access_data(addr, bytes, write, sites_.pc_id(pc), atomic);
+  } catch (const Aborted&) {
+    // A deferred try_wait performed first (a scheduling point) found the execution over: the
+    // thread unwinds at its next operation.
+  }
+}
+
+namespace runtime_detail {
+constinit CtaEnteredHook cta_entered_hook = nullptr;
+}
+
+void Runtime::enter_cta() {
+  if (!current_ || current_->kind != Agent::Kind::thread || current_->cta == entered_cta_) return;
+  entered_cta_ = current_->cta;
+  runtime_detail::cta_entered_hook(cta_shared_memory(entered_cta_), shape_.smem_bytes);
 }
 
 // Distributed shared memory: a peer's smem while that CTA lives (and only in the cluster).

@@ -495,6 +495,7 @@ void Runtime::reset_execution_state() {
   threads_ = shape_.ctas * shape_.threads_per_cta;
   unfinished_threads_ = threads_;
   ctas_.resize(shape_.ctas);
+  entered_cta_ = ~0u;  // the buffers below may move
   for (CtaInfo& cta : ctas_) {
     cta.smem.assign(shape_.smem_bytes + 128, 0);
     cta.live_threads = shape_.threads_per_cta;

@@ -60,6 +60,9 @@ namespace runtime_detail {
 // The runtime of the calling OS thread while an execution runs (a fiber never changes OS
 // thread). Read inline by every Platform call: constinit, so no TLS wrapper call.
 extern constinit thread_local Runtime* current_runtime;
+// Runtime::set_cta_entered_hook's (null almost always).
+using CtaEnteredHook = void (*)(unsigned char* smem, std::size_t bytes);
+extern constinit CtaEnteredHook cta_entered_hook;
 }  // namespace runtime_detail
 
 class Runtime {
@@ -289,7 +292,21 @@ class Runtime {
   // so far has landed; without .noinc the pending count is raised by one first.
   void cp_async_mbarrier_arrive(MbarrierState& bar, bool noinc);
   // A load or store of protocol data (not a scheduling point): checked for races.
-  void data_access(const void* addr, std::size_t bytes, bool write, const CallSite& site = {});
+  void data_access(const void* addr, std::size_t bytes, bool write, const CallSite& site = {}) {
+    if (!access_data(addr, bytes, write, site_id(site), false) && std::uncaught_exceptions() == 0) throw Aborted{};
+  }
+  // An access of compiler-instrumented code (a layer's callbacks), at the line of its return
+  // address `pc` (CallSites::pc_id); an `atomic` one never races with other atomics. No throw
+  // (an exception through a compiler callback ends the process): the thread unwinds later.
+  void code_access(const void* addr, std::size_t bytes, bool write, const void* pc, bool atomic = false) noexcept;
+  // A thread of this execution runs protocol code (not the runtime's, not the host's).
+  bool in_thread_code() const {
+    return current_ && !over_ && current_->kind == Agent::Kind::thread && in_protocol_.load(std::memory_order_relaxed);
+  }
+  // The offset of `p` in the shared memory of the CTA holding it (a peer's too), or -1.
+  std::int64_t shared_memory_offset(const void* p);
+  // Process-wide: `hook` gets the shared memory of each CTA a thread enters after another's.
+  static void set_cta_entered_hook(runtime_detail::CtaEnteredHook hook) { runtime_detail::cta_entered_hook = hook; }
   // A small number naming a source line, for the race detector's shadow words (0: none). Ids
   // outlive executions: the lines are the program's.
   std::uint32_t site_id(const CallSite& site) { return sites_.id(site); }
@@ -522,7 +539,11 @@ class Runtime {
   void to_protocol() {
     tick();
     in_protocol_.store(true, std::memory_order_relaxed);
+    if (runtime_detail::cta_entered_hook) [[unlikely]]
+      enter_cta();
   }
+  void enter_cta();  // the hook, if the running thread's CTA is not the one it saw last
+  bool access_data(const void* addr, std::size_t bytes, bool write, std::uint32_t site, bool atomic);
   void to_runtime() { in_protocol_.store(false, std::memory_order_relaxed); }
   void tick() { ticks_.store(ticks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   // Reports a step to the observer (the search's), building its StepInfo from `fields` only
@@ -585,6 +606,7 @@ class Runtime {
   std::uint64_t copies_ = 0;
   AgentId last_agent_ = kNoAgent;
   Agent* current_ = nullptr;
+  std::uint32_t entered_cta_ = ~0u;  // the CTA the cta_entered_hook saw last (~0u: none)
   bool priming_ = false;
   bool over_ = false;
   // Spin snapshots: the live stack they may take (scrubbed before each thread; 0: no capture

@@ -14,6 +14,7 @@
 #include "sim/runtime/execution.hpp"
 #include "sim/runtime/mbarrier.hpp"
 #include "sim/runtime/ops.hpp"
+#include "sim/runtime/shared_buffer.hpp"
 
 namespace mbcheck::sim::runtime_records {
 
@@ -99,7 +100,7 @@ struct WgmmaStep {
   bool operator==(const WgmmaStep&) const = default;
 };
 struct CtaInfo {
-  std::vector<unsigned char> smem;
+  SharedBuffer smem;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Rendezvous> collectives;  // collective_key
   std::map<std::uint32_t, std::vector<WgmmaStep>> wgmma_steps;                // per warp group
   std::vector<std::uint32_t> wgmma_seq;  // per thread: the wgmma instructions it executed

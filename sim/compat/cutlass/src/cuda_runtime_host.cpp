@@ -21,6 +21,26 @@ std::map<void*, std::size_t>& allocations() {
 }
 }  // namespace
 
+DeviceMemorySpan g_device_memory_span;
+
+namespace {
+void update_span() {
+  const auto& a = allocations();
+  g_device_memory_span = {};
+  if (a.empty()) return;
+  g_device_memory_span.begin = reinterpret_cast<std::uintptr_t>(a.begin()->first);
+  g_device_memory_span.end = reinterpret_cast<std::uintptr_t>(a.rbegin()->first) + a.rbegin()->second;
+}
+}  // namespace
+
+bool is_device_memory(const void* p) {
+  const auto& a = allocations();
+  auto it = a.upper_bound(const_cast<void*>(p));
+  if (it == a.begin()) return false;
+  --it;
+  return static_cast<const unsigned char*>(p) < static_cast<const unsigned char*>(it->first) + it->second;
+}
+
 DeviceMemorySnapshot snapshot_device_memory() {
   DeviceMemorySnapshot s;
   for (const auto& [at, bytes] : allocations()) {
@@ -95,11 +115,13 @@ cudaError_t CUDARTAPI cudaMalloc(void** p, size_t bytes) {
   *p = std::calloc(bytes ? bytes : 1, 1);
   if (!*p) return cudaErrorMemoryAllocation;
   allocations()[*p] = bytes;
+  mbcheck::cutlass_host::update_span();
   return cudaSuccess;
 }
 cudaError_t CUDARTAPI cudaFree(void* p) {
   if (!p) return cudaSuccess;
   if (!allocations().erase(p)) return cudaErrorInvalidValue;
+  mbcheck::cutlass_host::update_span();
   std::free(p);
   return cudaSuccess;
 }

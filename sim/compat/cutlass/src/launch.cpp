@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <sys/mman.h>
-
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -14,8 +12,7 @@
 #include "device_memory.hpp"
 #include "mbcheck/cutlass_host/faults.hpp"
 #include "mbcheck/cutlass_host/thread_identity.hpp"
-
-alignas(4096) char mbcheck_cutlass_shared_window[mbcheck::cutlass_host::kSharedWindowBytes];
+#include "shared_window.hpp"
 
 namespace mbcheck::cutlass_host {
 
@@ -35,12 +32,6 @@ std::vector<LaunchRecord>& records() {
 }
 LaunchGeometry g_geometry;
 
-// The window's pages admit no access (a plain load or store of shared memory crashes loudly
-// instead of reading or writing bytes that are no CTA's).
-[[maybe_unused]] const bool g_window_sealed = [] {
-  return mprotect(mbcheck_cutlass_shared_window, kSharedWindowBytes, PROT_NONE) == 0;
-}();
-
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
 class LaunchProgram final : public sim::Program {
@@ -52,7 +43,12 @@ class LaunchProgram final : public sim::Program {
         args_(entry.copy(args, arg_pointers_)),
         geometry_(geometry),
         memory_(snapshot_device_memory()),
-        check_(std::move(check_result)) {}
+        check_(std::move(check_result)) {
+    open_shared_window(geometry_);
+  }
+  ~LaunchProgram() override { close_shared_window(); }
+  LaunchProgram(const LaunchProgram&) = delete;
+  LaunchProgram& operator=(const LaunchProgram&) = delete;
   sim::LaunchShape shape() const override {
     sim::LaunchShape s;
     s.ctas = geometry_.grid.x * geometry_.grid.y * geometry_.grid.z;

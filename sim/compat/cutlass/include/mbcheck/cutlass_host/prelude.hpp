@@ -9,9 +9,12 @@
 // the CMake target mbcheck::cutlass does it for the usual names, see its CMakeLists.txt). An
 // address in the window is an offset in the CTA's dynamic shared memory, as a 32-bit shared
 // address is on the GPU; the layer maps it to the running CTA's own shared memory (each CTA
-// its own) where an instruction takes it. The window itself is inaccessible: a plain load or
-// store of shared memory ends the execution as a crash (on the host, shared-memory data is
-// reached through the instructions: barriers, bulk copies).
+// its own) where an instruction takes it. While a launch runs, the window's pages are the
+// running CTA's (a second mapping of them, switched when a thread of another CTA runs), so a
+// plain load or store of shared memory reads and writes that CTA's bytes; outside a launch
+// the window admits no access. Plain accesses reach the race detector only from translation
+// units built with mbcheck_cutlass_track_accesses (CMake; docs/semantics.md, "Plain accesses
+// of unmodified code"): elsewhere they are performed, unchecked.
 #pragma once
 
 #include <cstdint>

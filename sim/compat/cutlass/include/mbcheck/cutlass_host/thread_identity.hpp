@@ -11,7 +11,8 @@
 
 #include "sim/host_platform.hpp"
 
-// Every kernel's extern __shared__ array (prelude.hpp), never readable or writable.
+// Every kernel's extern __shared__ array (prelude.hpp): the running CTA's shared memory while a
+// launch runs (src/shared_window.hpp), no access outside one.
 extern "C" char mbcheck_cutlass_shared_window[];
 
 namespace mbcheck::cutlass_host {
