@@ -144,3 +144,25 @@ TEST_CASE("conformance (recorded): a .acquire.cta wait does not acquire a peer C
           "[conformance]") {
   check_race_reported<conf::CtaAcquireOfPeerRelease>();
 }
+
+namespace {
+// The same program in the mode where a .cta wait acquires peers' releases (what the H100 did).
+template <class Test>
+struct PeersAcquired : ConformanceProgram<Test> {
+  LaunchShape shape() const override {
+    LaunchShape s = ConformanceProgram<Test>::shape();
+    s.cta_waits_acquire_peers = true;
+    return s;
+  }
+};
+}  // namespace
+
+TEST_CASE("a .acquire.cta wait acquires a peer CTA's .release.cluster arrive when the launch says so",
+          "[conformance]") {
+  PeersAcquired<conf::CtaAcquireOfPeerRelease> prog;
+  ExploreOptions options;
+  const ExploreResult r = explore(prog, options, [](const Outcome&) {});
+  INFO((r.bug ? r.bug->message : std::string("no bug")));
+  CHECK_FALSE(r.bug);
+  CHECK(r.stats.complete);
+}

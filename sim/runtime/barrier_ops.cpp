@@ -108,7 +108,8 @@ void Runtime::wait(MbarrierState& bar, std::int64_t phase, Acquire acquire) {
     if (!bar.test_wait_parity(phase)) throw std::logic_error("mbcheck: a blocked wait was scheduled");
   });
   phase = answered_phase(bar, phase);
-  if (acquire != Acquire::none) races_.acquire(current_->id, bar.id, phase, acquire == Acquire::cluster);
+  if (acquire != Acquire::none)
+    races_.acquire(current_->id, bar.id, phase, acquire == Acquire::cluster || shape_.cta_waits_acquire_peers);
   record(*current_, &bar);
   observe(current_->id, current_->op, bar.phase, false, true);
 }

@@ -137,6 +137,12 @@ struct LaunchShape {
   // alone. True: the whole warp group converges at each, as the H200 was measured to do
   // (device/RESULTS.md): a mode, since PTX does not promise it.
   bool warpgroup_converges = false;
+  // A `.acquire.cta` mbarrier wait (every wait but the `_cluster` forms) acquires what peer CTAs
+  // released into the phase with `.release.cluster` arrives. PTX does not promise it (such a
+  // pair is not morally strong: docs/semantics.md, "Scopes"); the H100 showed no stale word in
+  // 3,200,000 (device/RESULTS.md, cta-acquire-of-peer-release), and CUTLASS's multicast
+  // pipelines rely on it (their producers wait for peers' releases at .cta): a mode.
+  bool cta_waits_acquire_peers = false;
   // What a misuse the hardware answers does (missing-wait: the arrive counts; phase-aliasing:
   // the wait is answered by parity): stop there (a misuse verdict), or proceed as the hardware
   // does, to the deadlock, race or wrong result it leads to (Outcome::root names the misuse).

@@ -143,6 +143,13 @@ mbcheck::sim::cli::ProtocolEntry gemm_entry(std::string name, std::string summar
       throw ShapeError(
           fmt::format("--fault {}: must be none or one of {}", o.at("fault"), mbcheck::cutlass_host::fault_names()));
     mbcheck::cutlass_host::set_fault(*fault);
+    auto& policy = mbcheck::cutlass_host::launch_policy();
+    if (o.at("cta-acquire") != "cta" && o.at("cta-acquire") != "peers")
+      throw ShapeError(fmt::format("--cta-acquire {}: must be cta or peers", o.at("cta-acquire")));
+    if (o.at("wgmma-convergence") != "warp" && o.at("wgmma-convergence") != "warpgroup")
+      throw ShapeError(fmt::format("--wgmma-convergence {}: must be warp or warpgroup", o.at("wgmma-convergence")));
+    policy.cta_waits_acquire_peers = o.at("cta-acquire") == "peers";
+    policy.warpgroup_converges = o.at("wgmma-convergence") == "warpgroup";
     auto buffers = std::make_shared<GemmBuffers<Gemm>>(whole_option(o, "m", 1, 4096), whole_option(o, "n", 1, 4096),
                                                        whole_option(o, "k", 1, 4096), whole_option(o, "sms", 1, 132),
                                                        whole_option(o, "alpha", -8, 8), whole_option(o, "beta", -8, 8));

@@ -57,6 +57,7 @@ class LaunchProgram final : public sim::Program {
     s.cluster_x = geometry_.cluster.x;
     s.cluster_y = geometry_.cluster.y;
     s.warpgroup_converges = launch_policy().warpgroup_converges;
+    s.cta_waits_acquire_peers = launch_policy().cta_waits_acquire_peers;
     return s;
   }
   void reset() override {

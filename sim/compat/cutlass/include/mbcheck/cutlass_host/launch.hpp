@@ -67,6 +67,9 @@ struct LaunchPolicy {
   // The warp group converges at every wgmma instruction, as the H200 does (LaunchShape's
   // warpgroup_converges); false: each warp alone, as PTX's .sync promises.
   bool warpgroup_converges = false;
+  // A .acquire.cta wait acquires peers' .release.cluster arrives, as the H100 was seen to do
+  // (LaunchShape's cta_waits_acquire_peers); false: PTX's scopes.
+  bool cta_waits_acquire_peers = false;
 };
 LaunchPolicy& launch_policy();
 
