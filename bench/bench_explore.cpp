@@ -11,6 +11,7 @@
 #include "sim/check.hpp"
 #include "sim/host_platform.hpp"
 #include "sim/protocols/protocols.hpp"
+#include "sim/runtime/guarded_tries.hpp"
 #include "sim/explore/strategy.hpp"
 #include "spec/mbarrier.hpp"
 
@@ -262,10 +263,16 @@ void cutlass_shapes() {
                     smem_bar(0).arrive();
                     smem_bar(0).wait(0);
                   }));
-  for (bool status : {false, true})
-    for (std::uint32_t k : {2u, 4u, 8u})
-      print_pattern(fmt::format("{} consumer over {} stages (full/empty barriers)",
-                                status ? "try_wait status then wait(status)" : "bool try_wait-then-wait", k),
+  // (form 0: bool; 1: bool with the guarded tries merged, sim/runtime/guarded_tries.hpp; 2: status)
+  for (int form : {0, 1, 2})
+    for (std::uint32_t k : {2u, 4u, 8u}) {
+      const bool status = form == 2;
+      set_merge_guarded_tries(form == 1);
+      print_pattern(fmt::format("{} consumer over {} stages",
+                                status      ? "try_wait status then wait(status)"
+                                : form == 1 ? "bool try_wait-then-wait, merged,"
+                                            : "bool try_wait-then-wait",
+                                k),
                     run_pattern(2, [k, status] {
                       if (P::thread_idx() == 0)
                         for (std::uint32_t s = 0; s < 2 * k; ++s) smem_bar(static_cast<int>(s)).init(1);
@@ -283,6 +290,8 @@ void cutlass_shapes() {
                         smem_bar(empty).arrive();
                       }
                     }));
+      set_merge_guarded_tries(false);
+    }
 }
 
 }  // namespace

@@ -104,7 +104,8 @@ void hold(const Case& c, bool brute_too) {
 
 }  // namespace
 
-TEST_CASE("provisional expect_tx: DPOR reaches every outcome brute force reaches", "[explore][dpor][expect-tx][soundness]") {
+TEST_CASE("provisional expect_tx: DPOR reaches every outcome brute force reaches",
+          "[explore][dpor][expect-tx][soundness]") {
   const Case cases[] = {
       // The epilogue load shape: arm, copy, arrive; the others arrive; one waits and reads.
       {"expect_tx, copy, arrive beside 2 arrivals", lanes(3, 3, {kExpect, kCopy, kArrive}), false},

@@ -210,7 +210,8 @@ void Runtime::data_access(const void* addr, std::size_t bytes, bool write, const
   if (over_ || !current_) return;
   perform_deferred_try();  // an access is an event: the try comes before it
   if (over_) return;
-  tick();  // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
+  tick();                          // the watchdog's sign of life: a loop over data is max_accesses_per_step's to end
+  current_->guard_touched = true;  // a guarded try's paths must not differ in what they access
   if (write) {
     current_->stored_since_poll = true;
     current_->loads_in_loop = 0;  // a store ends a loop of loads: it is no spin iteration

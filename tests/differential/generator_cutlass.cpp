@@ -57,7 +57,8 @@ void add_cutlass_coverage(const DiffProgram& p, std::set<std::string>& seen) {
     for (const Instr& i : script)
       if (i.op == Stmt::expect_tx && p.threads >= 8) {
         const auto arrivers = std::count_if(p.scripts.begin(), p.scripts.end(), [&](const std::vector<Instr>& s) {
-          return std::any_of(s.begin(), s.end(), [&](const Instr& j) { return j.op == Stmt::arrive && j.bar == i.bar; });
+          return std::any_of(s.begin(), s.end(),
+                             [&](const Instr& j) { return j.op == Stmt::arrive && j.bar == i.bar; });
         });
         if (arrivers >= 7) {
           const bool own = std::any_of(script.begin(), script.end(),

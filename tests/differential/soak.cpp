@@ -1,6 +1,6 @@
 // mbcheck_soak: the reference enumerator against DPOR on many generated programs.
 //   mbcheck_soak [--programs N] [--seed S] [--fuzz-runs R] [--show 1] [--slow MS] [--max-states M]
-//                [--having STMT] [--pattern TEXT]
+//                [--having STMT] [--pattern TEXT] [--merge-guarded-tries 1]
 // --having: of the N programs generated, compare only those with statement STMT (as
 // to_string(Stmt) names it, e.g. cpa_arrive): a soak of one statement's rules. --pattern: only
 // those with a coverage feature whose name holds TEXT (e.g. "8 arriving lanes").
@@ -17,6 +17,8 @@
 // Programs of odd seed run on the race detector's chunked clocks (sim/runtime/race_clocks.hpp),
 // those of even seed on its dense ones: the oracle holds both to the same verdicts.
 #include <fmt/format.h>
+
+#include "sim/runtime/guarded_tries.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -71,6 +73,8 @@ int main(int argc, char** argv) {
       having = argv[i + 1];
     else if (!std::strcmp(argv[i], "--pattern"))
       pattern = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--merge-guarded-tries"))  // (then no 2-job comparison: guarded_tries.hpp)
+      mbcheck::sim::set_merge_guarded_tries(std::strtoull(argv[i + 1], nullptr, 10) != 0);
     else if (!std::strcmp(argv[i], "--slow"))
       slow_ms = std::strtod(argv[i + 1], nullptr);
   }
