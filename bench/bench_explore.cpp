@@ -11,6 +11,7 @@
 #include "sim/check.hpp"
 #include "sim/host_platform.hpp"
 #include "sim/protocols/protocols.hpp"
+#include "sim/runtime/guarded_tries.hpp"
 #include "sim/explore/strategy.hpp"
 #include "spec/mbarrier.hpp"
 
@@ -243,10 +244,64 @@ void patterns() {
   (void)dst;
 }
 
+// CUTLASS's shapes that the relation's rules below serve (docs/model.md): the epilogue load
+// pipeline's producer warp (every lane arrives on C's full barrier, the elected lane arms it
+// by a separate expect_tx before its own arrive and issues the copy), and a consumer that
+// polls each stage with a bool try_wait and waits only when it failed (consumer_try_wait then
+// consumer_wait), beside the same consumer through a try_wait status.
+void cutlass_shapes() {
+  using P = HostPlatform;
+  alignas(16) static unsigned char src[16];
+  for (std::uint32_t n : {8u, 32u})
+    print_pattern(fmt::format("{} lanes arrive, lane 0's expect_tx + copy before its arrive", n), run_pattern(n, [n] {
+                    if (P::thread_idx() == 0) smem_bar(0).init(n);
+                    P::sync_threads();
+                    if (P::thread_idx() == 0) {
+                      smem_bar(0).expect_tx(16);
+                      P::cp_async_bulk_global_to_shared(P::shared_memory() + 1024, src, 16, smem_bar(0).raw());
+                    }
+                    smem_bar(0).arrive();
+                    smem_bar(0).wait(0);
+                  }));
+  // (form 0: bool; 1: bool with the guarded tries merged, sim/runtime/guarded_tries.hpp; 2: status)
+  for (int form : {0, 1, 2})
+    for (std::uint32_t k : {2u, 4u, 8u}) {
+      const bool status = form == 2;
+      set_merge_guarded_tries(form == 1);
+      print_pattern(fmt::format("{} consumer over {} stages",
+                                status      ? "try_wait status then wait(status)"
+                                : form == 1 ? "bool try_wait-then-wait, merged,"
+                                            : "bool try_wait-then-wait",
+                                k),
+                    run_pattern(2, [k, status] {
+                      if (P::thread_idx() == 0)
+                        for (std::uint32_t s = 0; s < 2 * k; ++s) smem_bar(static_cast<int>(s)).init(1);
+                      P::sync_threads();
+                      for (std::uint32_t s = 0; s < k; ++s) {
+                        const int full = static_cast<int>(s), empty = static_cast<int>(k + s);
+                        if (P::thread_idx() == 0) {
+                          smem_bar(full).arrive();
+                          continue;
+                        }
+                        if (status)
+                          smem_bar(full).wait(smem_bar(full).try_wait_status(0));
+                        else if (!smem_bar(full).try_wait(0))
+                          smem_bar(full).wait(0);
+                        smem_bar(empty).arrive();
+                      }
+                    }));
+      set_merge_guarded_tries(false);
+    }
+}
+
 }  // namespace
 
-int main() {
+// bench_explore --cutlass-shapes: those rows only.
+int main(int argc, char** argv) {
   fmt::print("mbcheck exploration benchmark\n\n");
+  fmt::print("CUTLASS's shapes (executions; + = stopped at 20000 or 10 s):\n");
+  cutlass_shapes();
+  if (argc > 1 && std::string(argv[1]) == "--cutlass-shapes") return 0;
   patterns();
   fmt::print("full-size EpiLoadPipeline (1 load warp + 4 store warps of 32 threads = 160 fibers), DPOR:\n");
   for (auto [stages, tiles, target] :

@@ -81,8 +81,12 @@ struct HostPlatform {
     rt().at(site);
     rt().barrier_op(OpKind::complete_tx, b, bytes);
   }
+  // Blocking waits are calls of their own (noinline): inlined, they left values in the caller's
+  // callee-saved registers that a path without the wait lacks, and a bool try_wait guarding one
+  // could never be seen to meet it (sim/runtime/guarded_tries.cpp).
   // PTX: loop of mbarrier.try_wait.parity.acquire.cta.shared::cta.b64
-  static void mbarrier_wait_parity(Barrier& b, std::int64_t phase, const CallSite& site = CallSite::current()) {
+  [[gnu::noinline]] static void mbarrier_wait_parity(Barrier& b, std::int64_t phase,
+                                                     const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait(b, phase);
   }
@@ -115,7 +119,8 @@ struct HostPlatform {
   // Parity-only forms (the PTX operand as CUTLASS passes it: a phase bit). The host reads
   // the bit against what the thread knows of the barrier (Runtime::phase_for_parity).
   // PTX: loop of mbarrier.try_wait.parity.acquire.cta.shared::cta.b64
-  static void mbarrier_wait_parity_bit(Barrier& b, std::uint32_t parity, const CallSite& site = CallSite::current()) {
+  [[gnu::noinline]] static void mbarrier_wait_parity_bit(Barrier& b, std::uint32_t parity,
+                                                         const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait(b, rt().phase_for_parity(b, parity));
   }

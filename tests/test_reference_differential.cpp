@@ -5,6 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <string>
+
+#include "sim/runtime/guarded_tries.hpp"
 #include "tests/differential/compare.hpp"
 #include "tests/differential/fuzz_compare.hpp"
 #include "tests/differential/generator.hpp"
@@ -93,6 +99,50 @@ TEST_CASE("DPOR agrees with the reference enumerator: generated programs 3001-40
 }
 TEST_CASE("DPOR agrees with the reference enumerator: generated programs 4001-5000", "[explore][dpor][reference]") {
   agree_on(4001, 5000);
+}
+
+// CUTLASS's shapes the search's reductions serve (tests/differential/generator_cutlass.cpp):
+// the epilogue load pipeline's 8 lanes with one lane's expect_tx (correct, its arrival missing
+// or on another phase, the copy by another lane), and a bool try_wait guarding its wait (branches
+// that meet and branches that differ), as the generator plants them among programs 1-200000.
+TEST_CASE("DPOR agrees with the reference enumerator: CUTLASS's shapes among generated programs",
+          "[explore][dpor][reference]") {
+  std::map<std::string, std::uint64_t> compared;
+  std::uint64_t disagreements = 0;
+  const char* features[] = {"pattern:expect_tx by one of 8 arriving lanes, its own arrive present",
+                            "pattern:expect_tx by one of 8 arriving lanes, its own arrive missing",
+                            "pattern:bool try_wait guarding a wait, branches meet",
+                            "pattern:bool try_wait guarding a wait, branches differ"};
+  for (std::uint64_t seed = 1; seed <= 200000; ++seed) {
+    const DiffProgram p = generate(seed);
+    Coverage c;
+    add_coverage(p, c);
+    const char* wanted = nullptr;
+    for (const char* f : features)
+      if (c.count(f) && compared[f] < 15) wanted = f;
+    if (!wanted) continue;
+    ++compared[wanted];
+    // The bool tries, with the merge on as well (sim/runtime/guarded_tries.hpp).
+    const bool tries = std::string(wanted).find("try_wait") != std::string::npos;
+    if (tries) mbcheck::sim::set_merge_guarded_tries(true);
+    const Comparison merged = tries ? compare(p) : Comparison{};
+    mbcheck::sim::set_merge_guarded_tries(false);
+    if (tries && !merged.search_incomplete && !merged.agree) {
+      ++disagreements;
+      UNSCOPED_INFO("program " << seed << " (guarded tries merged): " << merged.why << "\n" << describe(p));
+    }
+    const Comparison r = compare(p);
+    if (!r.search_incomplete && !r.agree) {
+      ++disagreements;
+      UNSCOPED_INFO("program " << seed << ": " << r.why << "\n" << describe(p));
+    }
+    if (std::all_of(std::begin(features), std::end(features), [&](const char* f) { return compared[f] >= 15; })) break;
+  }
+  CHECK(disagreements == 0);
+  for (const char* f : features) {
+    INFO(f);
+    CHECK(compared[f] >= 15);
+  }
 }
 
 // Fuzzing held to the same reference (tests/differential/fuzz_compare.hpp): 40 random and

@@ -77,24 +77,25 @@ class DporSearch final : public Strategy, public StepObserver {
     increment_checks_.clear();
     awaiting_arrival_.clear();
     awaiting_landing_.clear();
-    counted_before_ = {races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional, provisional_incs};
+    counted_before_ = {races,          bound_cut,   spin_iterations,  spin_noops,
+                       backoff_merges, provisional, provisional_incs, provisional_expects};
   }
   // The runtime runs the execution again from its start (Runtime::execute): the steps its first
   // attempt reported are reported again, so what they counted is taken back.
   void restart_execution() override {
-    std::tie(races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional, provisional_incs) =
-        counted_before_;
+    std::tie(races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional, provisional_incs,
+             provisional_expects) = counted_before_;
     begin_execution();
   }
 
-  // After an execution: did a phase's provisional decs or increments not hold up
-  // (dpor_relation.hpp: provisional_counter, provisional_increment)? Then its races are wrong,
+  // After an execution: did a phase's provisional decs, increments or expects not hold up
+  // (dpor_relation.hpp: provisional_counter, provisional_increment, provisional_expect)? Then its races are wrong,
   // and the same schedule runs again with those phases' provisional ops as incs
   // (execute_observed); end_rerun() after it. `last_step_failed`: the execution ended on a bug,
   // whose step may be a barrier op that failed (a misuse) and changed nothing.
   bool take_failed_provisions(bool last_step_failed);
   void end_rerun() { failed_.clear(); }
-  std::uint64_t reruns = 0, provisional = 0, provisional_incs = 0;
+  std::uint64_t reruns = 0, provisional = 0, provisional_incs = 0, provisional_expects = 0;
 
   bool wants_lowest_enabled() const override { return true; }
   AgentId choose(const Runtime& rt) override {
@@ -202,7 +203,8 @@ class DporSearch final : public Strategy, public StepObserver {
 
  private:
   // The public counters as the execution began (restart_execution).
-  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>
+  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
+             std::uint64_t>
       counted_before_{};
 
   // The races and forced orderings of one step, by its operation's dependence class (the
@@ -238,9 +240,10 @@ class DporSearch final : public Strategy, public StepObserver {
   void check_races(std::vector<std::uint32_t>& list, const Event& e);
   void completion_races(const Event& e);
   void record(const StepInfo& step, const Event& e, std::uint32_t index);
-  // A provisional increment was recorded (sim/explore/dpor_increments.cpp): its two checks
-  // wait for their events. settle_increments: a counter op that may settle some.
-  void add_increment(const StepInfo& step, std::uint32_t index);
+  // A provisional increment (checks 2) or expect (checks 1) was recorded
+  // (sim/explore/dpor_increments.cpp): its checks wait for their events. settle_increments: a
+  // counter op that may settle some.
+  void add_increment(const StepInfo& step, std::uint32_t index, std::uint32_t checks);
   void settle_increments(const StepInfo& step, const Event& e, std::uint32_t index);
 
   // A counter op of phase p ran: no more counter ops of the phases before p - 1 will (they

@@ -53,6 +53,9 @@ namespace mbcheck::sim::dpor {
 //    without .noinc raises pending at issue: a "provisional increment", which commutes like a
 //    dec when every increment of its phase is followed there by an arrival of its thread and by
 //    its own arrive-on, known only at the end (see provisional_increment); else an inc.
+//  - an expect_tx by a thread that still owes its own arrival in the phase is a "provisional
+//    expect": it commutes like a dec when that thread does arrive later in the phase and the
+//    phase holds no inc, known only at the end (see provisional_expect); else an inc.
 // Plain atomics: the usual read/write conflicts per address. Different objects commute.
 // The reference enumerator (tests/differential) is what this is tested against.
 
@@ -87,22 +90,23 @@ struct PhaseEvents {
   }
 };
 
-// The provisional increments of one phase (provisional_increment), kept beside the phases
-// (few phases have any): the first (event), how many, the checks they still wait for (2 each:
-// a later arrival of the issuing thread in the phase, the arrive-on landing in it), and the
+// The provisional increments and expects of one phase (provisional_increment,
+// provisional_expect), kept beside the phases (few phases have any): the first (event), how
+// many of each, the checks they still wait for (an increment 2: a later arrival of the issuing
+// thread in the phase, the arrive-on landing in it; an expect 1: the later arrival), and the
 // newest event that settled one.
 struct IncrementChecks {
   std::uint32_t bar = 0;
   std::int64_t phase = 0;
   std::int64_t first = -1, last_settler = -1;
-  std::uint32_t increments = 0, unsettled = 0;
+  std::uint32_t increments = 0, expects = 0, unsettled = 0;
   // They did not commute after all: a check is unsettled, or was settled by `failed_step` (the
   // execution's last step, when it failed: it changed nothing), or a re-init came after the
   // first, or an order with all of them first could raise pending past its limit (pending
-  // starts a phase at most at the init count).
-  bool failed(std::int64_t last_lifecycle, std::int64_t failed_step, std::int64_t init_count) const {
+  // starts a phase at most at the init count), or the phase of an expect holds an inc.
+  bool failed(std::int64_t last_lifecycle, std::int64_t failed_step, std::int64_t init_count, bool has_inc) const {
     return unsettled > 0 || (failed_step >= 0 && last_settler == failed_step) || last_lifecycle > first ||
-           init_count + increments > kMaxArriveCount;
+           init_count + increments > kMaxArriveCount || (expects > 0 && has_inc);
   }
 };
 
@@ -193,6 +197,22 @@ inline bool provisional_counter(const Op& op, std::int64_t volume) {
 // meets both checks and the phase completes at I1's arrive-on; X before I1 completes it at
 // once (pending 1 - 1), and I1 falls into the next phase.
 inline bool provisional_increment(const Op& op) { return op.info().dependence == Dependence::pending_increment; }
+
+// May this expect_tx commute as a dec provisionally? It does if, at the end, its thread arrived
+// later in the same phase (an arrive-on that takes pending down) and the phase holds no inc
+// (IncrementChecks::failed). An order of the phase's ops in which that arrival has not run has
+// pending > 0 (the other rules' premise: pending > 0 while an arrival is still to run), so the
+// phase cannot complete before the expect_tx; one in which pending reached 0 holds every
+// arrival, hence every expect_tx before its arrival, so tx-count there is the bytes expected
+// minus those landed so far, as in the rules above with every byte expected by an arrival:
+// the phase completes once, after all its ops, in every order, or in none. Nor can the order
+// make a misuse of it: pending > 0 rules out expect_tx bringing tx to 0 with no arrival
+// pending, and the phase's volume bounds tx-count. A thread that never arrives there (or only
+// in another phase) leaves the phase free to complete before its expect_tx, which then falls
+// into the next phase: count 2, expect_tx by t, arrivals by u and v; u, v completes at once.
+inline bool provisional_expect(const Op& op, std::int64_t volume) {
+  return op.info().effect == Effect::expect_tx && op.arg > 0 && volume + op.arg <= kMaxTxCount;
+}
 
 // How far this op takes its phase's pending count down (arrivals; 0 for the others).
 inline std::int64_t pending_taken(const Op& op) {

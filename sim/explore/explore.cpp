@@ -251,6 +251,7 @@ bool Exploration::merge(std::vector<WaveResult>& results) {
     dpor_.reruns += w.stats.reruns;
     dpor_.provisional += w.stats.provisional;
     dpor_.provisional_incs += w.stats.provisional_incs;
+    dpor_.provisional_expects += w.stats.provisional_expects;
     dpor_.spin_iterations += w.stats.spin_iterations;
     dpor_.spin_noops += w.stats.spin_noops;
     dpor_.backoff_merges += w.stats.backoff_merges;

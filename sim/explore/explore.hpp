@@ -26,18 +26,19 @@ namespace mbcheck::sim {
 enum class SearchKind : std::uint8_t { brute_force, dpor };
 
 struct ExploreStats {
-  std::uint64_t executions = 0;        // complete executions explored (one per class for dpor)
-  std::uint64_t blocked = 0;           // executions that ended in deadlock or livelock
-  std::uint64_t redundant = 0;         // executions cut short by sleep sets (dpor)
-  std::uint64_t transitions = 0;       // steps executed, over all executions
-  std::uint64_t classes = 0;           // brute_force with count_classes: distinct equivalence classes
-  std::uint64_t races = 0;             // dpor: races found (reversals considered)
-  std::uint64_t bound_cut = 0;         // dpor with a preemption bound: alternatives it skipped
-  std::uint64_t own_executions = 0;    // executions this process ran (sharded: this shard's share)
-  std::uint64_t fallbacks = 0;         // dpor: reversals whose first step was not enabled (should be 0)
-  std::uint64_t provisional = 0;       // dpor: provisional decs (sim/explore/dpor_relation.hpp)
-  std::uint64_t provisional_incs = 0;  // dpor: provisional pending increments (the same file)
-  std::uint64_t reruns = 0;            // dpor: executions run again with provisional ops as incs
+  std::uint64_t executions = 0;           // complete executions explored (one per class for dpor)
+  std::uint64_t blocked = 0;              // executions that ended in deadlock or livelock
+  std::uint64_t redundant = 0;            // executions cut short by sleep sets (dpor)
+  std::uint64_t transitions = 0;          // steps executed, over all executions
+  std::uint64_t classes = 0;              // brute_force with count_classes: distinct equivalence classes
+  std::uint64_t races = 0;                // dpor: races found (reversals considered)
+  std::uint64_t bound_cut = 0;            // dpor with a preemption bound: alternatives it skipped
+  std::uint64_t own_executions = 0;       // executions this process ran (sharded: this shard's share)
+  std::uint64_t fallbacks = 0;            // dpor: reversals whose first step was not enabled (should be 0)
+  std::uint64_t provisional = 0;          // dpor: provisional decs (sim/explore/dpor_relation.hpp)
+  std::uint64_t provisional_incs = 0;     // dpor: provisional pending increments (the same file)
+  std::uint64_t provisional_expects = 0;  // dpor: provisional expect_tx ops (the same file)
+  std::uint64_t reruns = 0;               // dpor: executions run again with provisional ops as incs
   // Polls recognised as spin iterations (made from exactly the state of the thread's
   // previous failed poll) and run as waits: the search relies on the thread's state being
   // its registers and stack.

@@ -72,6 +72,7 @@ nlohmann::json to_json(const WaveResult& w) {
                       {"reruns", w.stats.reruns},
                       {"provisional", w.stats.provisional},
                       {"provisional_incs", w.stats.provisional_incs},
+                      {"provisional_expects", w.stats.provisional_expects},
                       {"spin_iterations", w.stats.spin_iterations},
                       {"spin_noops", w.stats.spin_noops},
                       {"backoff_merges", w.stats.backoff_merges},
@@ -93,6 +94,7 @@ WaveResult wave_result_from_json(const nlohmann::json& j) {
   w.stats.reruns = u64(j, "reruns");
   w.stats.provisional = u64(j, "provisional");
   w.stats.provisional_incs = j.contains("provisional_incs") ? u64(j, "provisional_incs") : 0;  // (older logs)
+  w.stats.provisional_expects = j.contains("provisional_expects") ? u64(j, "provisional_expects") : 0;
   w.stats.spin_iterations = u64(j, "spin_iterations");
   w.stats.spin_noops = j.contains("spin_noops") ? u64(j, "spin_noops") : 0;  // (logs of older binaries)
   w.stats.backoff_merges = u64(j, "backoff_merges");

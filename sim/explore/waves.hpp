@@ -46,6 +46,7 @@ inline void take_search_figures(DporSearch& dpor, ExploreStats& stats) {
   stats.reruns = dpor.reruns;
   stats.provisional = dpor.provisional;
   stats.provisional_incs = dpor.provisional_incs;
+  stats.provisional_expects = dpor.provisional_expects;
   stats.spin_iterations = dpor.spin_iterations;
   stats.spin_noops = dpor.spin_noops;
   stats.backoff_merges = dpor.backoff_merges;

@@ -7,6 +7,7 @@
 #include <csetjmp>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -114,6 +115,15 @@ struct Agent : AgentState {
     std::vector<unsigned char> state;  // registers + live stack at the load (empty: not taken)
   };
   std::vector<LoadSeen> loads_seen;
+  // A bool try_wait guarding a wait (sim/runtime/guarded_tries.cpp): the key of its last try
+  // being watched (its state, barrier, phase), what is watched for (GuardWatch), whether a
+  // plain access came since, and its state at the latest platform call.
+  std::string guard_key;
+  std::vector<unsigned char> guard_state;
+  MbarrierState* guard_bar = nullptr;
+  std::int64_t guard_phase = 0;
+  std::uint8_t guard_watch = 0;
+  bool guard_touched = false;
   // A thread: its async-group families (bulk stores, cp.async; wgmma at a warp group's first
   // thread), sim/runtime/async_groups.hpp.
   AsyncGroupSet groups;
@@ -159,6 +169,8 @@ struct Agent : AgentState {
     reduce = false;
     tensor_issue = 0;
     ranges.clear();
+    guard_watch = 0;
+    guard_bar = nullptr;
   }
 };
 

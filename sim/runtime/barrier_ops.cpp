@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/runtime/guarded_tries.hpp"
 #include "sim/runtime/perform.hpp"
 
 namespace mbcheck::sim {
@@ -163,11 +164,19 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
     if (op.await) self.await_reads.swap(self.loop_reads);
     self.loop_reads.clear();
   }
+  // A bool try_wait (not a token's, not a status's: those come with no state): one known to
+  // guard a wait whose paths meet is that wait (guarded_tries.cpp).
+  const bool bool_try = kind == OpKind::try_wait && !token && current_ && !over_ && !current_->snapshot.empty() &&
+                        !op.await && current_->loop_reads.empty() && merge_guarded_tries();
+  const std::int64_t key_phase = awaited;
+  const bool merged = bool_try && guarded_try(*current_, bar, key_phase);
   if (!schedule_point(op)) return false;
   if (!token) phase = awaited = current_->op.arg;  // by phase bit: resolved again at a re-init
   perform([&] { check_barrier_user(bar); });
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   Agent& a = *current_;
+  if (merged && complete) a.op.await = true;  // the guarded wait, run here: a blocking wait's event
+  if (bool_try) watch_guarded_try(a, bar, key_phase, complete);
   if (complete) races_.acquire(a.id, bar.id, answered_phase(bar, awaited));
   // An await that a changed word let run while the phase is still open is an ordinary
   // failed poll, ordered after the write that changed it (StepInfo::read_woken).

@@ -213,6 +213,7 @@ bool Runtime::access_data(const void* addr, std::size_t bytes, bool write, std::
   if (over_) return true;  // the thread unwinds at its next operation
   // The watchdog's sign of life: a loop over data is max_accesses_per_step's to end.
   tick();
+  current_->guard_touched = true;  // a guarded try's paths must not differ in what they access
   if (write) {
     current_->stored_since_poll = true;
     current_->loads_in_loop = 0;  // a store ends a loop of loads: it is no spin iteration

@@ -35,6 +35,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/runtime/agent.hpp"
@@ -139,7 +140,10 @@ class Runtime {
   void label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index);
   // The call site of the current thread's next operation (HostPlatform passes the protocol's).
   void at(const CallSite& site) {
-    if (current_) copy_site(current_->site, site);
+    if (!current_) return;
+    copy_site(current_->site, site);
+    if (current_->guard_watch != 0) [[unlikely]]
+      capture_guard_state();
   }
   // Every operation that changes a barrier's state (ops.def: effect other than none/observe):
   // its scheduling point, then apply_barrier_op(). Returns the arrive's token (else empty).
@@ -162,6 +166,9 @@ class Runtime {
   // Called by HostPlatform right before test_wait: the calling thread's state, for spin
   // recognition (kept only while this execution's fibers are inside protocol code).
   [[gnu::always_inline]] void capture_poll_state();
+  // The calling thread's state at a platform call while a bool try_wait of it is watched
+  // (sim/runtime/guarded_tries.cpp).
+  [[gnu::always_inline]] void capture_guard_state();
   // Called by HostPlatform before an atomic load at `pc` (its inlined code: program_counter()),
   // after at(): notes the pc, and says whether the state is worth taking for spin recognition.
   // Not where the thread's last load was this very load on another word (a loop walking an
@@ -187,6 +194,11 @@ class Runtime {
   // A loop whose polls repeat from a changed state (a back-off counter) is explored poll by poll
   // for this many re-polls (exact for a loop giving up by then), then merged (docs/model.md).
   static constexpr std::uint32_t kBackoffExplored = 3;
+  // Agent::guard_watch: what a thread's bool try_wait is watched for (guarded_tries.cpp): its
+  // state at its next platform call after a true answer; after a false one, its next op (the
+  // guarded wait?), then its state at its next platform call after that wait; or, for a try
+  // known to meet that failed, its next op, which makes the failed poll no event if it is the wait.
+  static constexpr std::uint8_t kGuardAfterTrue = 1, kGuardAfterFalse = 2, kGuardAfterWait = 3, kGuardNoop = 4;
   std::uint32_t pending_count(const MbarrierToken& token);
   // The full phase a parity-only wait of the current thread means: the phase it knows
   // complete (through happens-before; -1 before anything) if the parity is that phase's, else
@@ -563,6 +575,27 @@ class Runtime {
   // the thread's next announcement, which tells whether it was a spin iteration (no other
   // agent runs in between, so the report keeps its place in the order of steps).
   void flush_failed_poll(bool spin_noop);
+  // A bool try_wait that code branches on, followed when it fails by the wait it guards
+  // (sim/runtime/guarded_tries.cpp; docs/model.md "A bool try_wait guarding a wait"). A try is
+  // known by its thread, barrier, phase, call site and state (registers, live stack): from
+  // that state both answers were seen, the false one followed by a wait for the same phase,
+  // and the thread was in one state at its next platform call after the true answer and after
+  // that wait, with no plain access between. Then the pair is one blocking wait: a true answer
+  // is reported as that wait, a false one as no event (its wait follows).
+  struct GuardedTry {
+    std::vector<unsigned char> after_true, after_false;
+    bool unguarded = false;  // the false answer was followed by something other than the wait
+    bool met() const { return !unguarded && !after_true.empty() && after_true == after_false; }
+  };
+  std::unordered_map<std::string, GuardedTry> guarded_tries_;  // this runtime's searches' (one program)
+  const Program* guarded_program_ = nullptr;                   // the program they are of
+  // At a captured try_wait (not a token's, not a status's): whether its key is known to meet,
+  // else it is watched from its answer on. Returns true when the pair is one wait.
+  bool guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase);
+  void watch_guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase, bool complete);
+  // The thread announced its next operation while its try is watched or its failed poll awaits
+  // the guarded wait (called with the op set, before it is scheduled).
+  void guarded_announced();
   std::optional<StepInfo> failed_poll_;
   std::uint64_t failed_poll_step_ = 0;  // the step it was made at
   // Threads at an await that also waits for a word to change (Agent::await_reads): an atomic

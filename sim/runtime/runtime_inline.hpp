@@ -27,6 +27,12 @@ inline void Runtime::capture_poll_state() {
     snapshot_too_deep(deeper);
 }
 
+inline void Runtime::capture_guard_state() {
+  if (over_) return;
+  if (capture_thread_state(current_->guard_state, current_->stack_top, snapshot_limit_) != 0)
+    current_->guard_state.clear();  // deeper than the scrub: not compared
+}
+
 inline bool Runtime::load_wants_state(const std::int64_t* addr, const void* pc) {
   if (!current_ || over_) return false;
   Agent& a = *current_;
@@ -50,6 +56,8 @@ inline void Runtime::perform_deferred_try() {
 inline bool Runtime::schedule_point(const Op& op) {
   if (!begin_announcement()) return false;
   copy_op(current_->op, op);
+  if (current_->guard_watch != 0) [[unlikely]]
+    guarded_announced();
   return announce_and_run();
 }
 
@@ -57,6 +65,8 @@ inline bool Runtime::schedule_point(OpKind kind, MbarrierState* bar, std::int64_
                                     std::int8_t parity) {
   if (!begin_announcement()) return false;
   set_op(current_->op, kind, bar, arg, no_complete, parity);
+  if (current_->guard_watch != 0) [[unlikely]]
+    guarded_announced();
   return announce_and_run();
 }
 
@@ -66,8 +76,10 @@ inline bool Runtime::begin_announcement() {
     throw Aborted{};
   }
   perform_deferred_try();  // the thread's try_wait_status comes before this event
-  if (failed_poll_) [[unlikely]]
-    flush_failed_poll_now();  // its last failed poll was no spin iteration: it is an event
+  // Its last failed poll was no spin iteration: it is an event (unless it is a guarded try's,
+  // which waits for the op: guarded_announced).
+  if (failed_poll_ && current_->guard_watch != kGuardNoop) [[unlikely]]
+    flush_failed_poll_now();
   to_runtime();
   return true;
 }

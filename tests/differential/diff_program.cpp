@@ -22,6 +22,7 @@ const char* to_string(Stmt s) {
     case Stmt::spin_try_wait: return "spin_try_wait";
     case Stmt::spin_backoff: return "spin_backoff";
     case Stmt::try_then_wait: return "try_then_wait";
+    case Stmt::try_guard_wait: return "try_guard_wait";
     case Stmt::status_try: return "status_try";
     case Stmt::status_wait: return "status_wait";
     case Stmt::copy: return "copy";

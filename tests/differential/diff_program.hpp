@@ -45,6 +45,8 @@
 //                       the counter grows without bound and is dead after the loop (the
 //                       runtime's back-off merge; the reference: a poll loop)
 //   try_then_wait       t = try_wait(bar, arg); if (!t) wait(bar, arg);          records t
+//   try_guard_wait      t = try_wait(bar, arg); if (!t) wait(bar, arg);  records nothing: the
+//                       branches meet (CUTLASS's consumer_try_wait then consumer_wait)
 //   status_try          s = try_wait_status(bar, arg): a try_wait whose answer only
 //                       status_wait reads, kept in the thread's status slot for `bar`
 //                       (overwritten); records nothing
@@ -244,6 +246,7 @@ enum class Stmt : std::uint8_t {
   spin_atomic,
   spin_atomic_pair,
   wait_cluster,
+  try_guard_wait,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -7,6 +7,7 @@
 
 #include "sim/explore/strategy.hpp"
 #include "tests/differential/generator_cluster.hpp"
+#include "tests/differential/generator_cutlass.hpp"
 
 namespace mbcheck::diff {
 
@@ -405,16 +406,23 @@ DiffProgram generate(std::uint64_t seed) {
   p.copy_pieces = g.chance(30) ? 2 : 1;
   p.scripts.resize(p.total_threads());
   const std::uint32_t mode = g.pick(100);
+  std::uint32_t open_scripts = static_cast<std::uint32_t>(p.scripts.size());  // may take random statements
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    // (patterns 16, 17 and 18 take half of pattern 5's, 2's and 13's draws, so that older seeds
-    // keep their programs)
+    // (patterns 16, 17 and 18 take half of pattern 5's, 2's and 13's draws, and CUTLASS's
+    // shapes (generator_cutlass.cpp) half of pattern 3's and 8's, so that older seeds keep
+    // their programs)
     const std::uint32_t which = g.pick(16);
-    plant_pattern(g, which == 5 && g.chance(50)    ? 16
-                     : which == 2 && g.chance(50)  ? 17
-                     : which == 13 && g.chance(50) ? 18
-                                                   : which);
+    if (which == 3 && p.ctas == 1 && !warps && g.chance(50))
+      open_scripts = plant_epilogue_load(p, g.rng);
+    else if (which == 8 && g.chance(50))
+      plant_bool_try_consumer(p, g.rng);
+    else
+      plant_pattern(g, which == 5 && g.chance(50)    ? 16
+                       : which == 2 && g.chance(50)  ? 17
+                       : which == 13 && g.chance(50) ? 18
+                                                     : which);
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&
                         p.scripts[0][3].op == Stmt::wait;
@@ -423,6 +431,7 @@ DiffProgram generate(std::uint64_t seed) {
   for (auto& script : p.scripts)
     if (script.size() > 6) script.resize(6);
   for (auto& script : p.scripts) {
+    if (&script - p.scripts.data() >= static_cast<std::ptrdiff_t>(open_scripts)) break;
     const std::uint32_t extra = planted ? (g.chance(60) ? 0 : 1) : 1 + g.pick(3);
     for (std::uint32_t i = 0; i < extra && script.size() < 6; ++i) {
       Instr in = g.random_instr();
@@ -557,6 +566,7 @@ void add_coverage(const DiffProgram& p, Coverage& c) {
   seen.insert(fmt::format("shape:{} barrier(s)", p.barriers));
   seen.insert(fmt::format("shape:copies in {} piece(s)", p.copy_pieces));
   add_cluster_coverage(p, seen);
+  add_cutlass_coverage(p, seen);
   for (const auto& s : seen) ++c[s];
 }
 

@@ -156,9 +156,10 @@ bool Explorer::thread_step(State& s, int g) const {
       t.regs.push_back(t.sub);
       break;
     case Stmt::try_then_wait:
+    case Stmt::try_guard_wait:
       if (t.sub == 0) {  // the try_wait
         bool done = poll(t, b, in.arg);
-        t.regs.push_back(done ? 1 : 0);
+        if (in.op == Stmt::try_then_wait) t.regs.push_back(done ? 1 : 0);
         if (!done) {
           t.sub = 1;  // the blocking wait is a step of its own
           return true;

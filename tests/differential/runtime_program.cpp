@@ -133,6 +133,9 @@ void RuntimeProgram::thread_main() {
         regs[n++] = ready;
         break;
       }
+      case Stmt::try_guard_wait:
+        if (!bar.try_wait(q)) bar.wait(q);
+        break;
       case Stmt::status_try:
         statuses[i.bar] = bar.try_wait_status(q);
         have_status[i.bar] = true;

@@ -1,8 +1,9 @@
 // mbcheck_soak: the reference enumerator against DPOR on many generated programs.
 //   mbcheck_soak [--programs N] [--seed S] [--fuzz-runs R] [--show 1] [--slow MS] [--max-states M]
-//                [--having STMT]
+//                [--having STMT] [--pattern TEXT] [--merge-guarded-tries 1]
 // --having: of the N programs generated, compare only those with statement STMT (as
-// to_string(Stmt) names it, e.g. cpa_arrive): a soak of one statement's rules.
+// to_string(Stmt) names it, e.g. cpa_arrive): a soak of one statement's rules. --pattern: only
+// those with a coverage feature whose name holds TEXT (e.g. "8 arriving lanes").
 // --max-states: the reference's state limit per program (default 2,000,000); a program past it
 // is counted apart ("beyond the reference's M states"), not compared: a few generated
 // programs need minutes of reference exploration.
@@ -16,6 +17,8 @@
 // Programs of odd seed run on the race detector's chunked clocks (sim/runtime/race_clocks.hpp),
 // those of even seed on its dense ones: the oracle holds both to the same verdicts.
 #include <fmt/format.h>
+
+#include "sim/runtime/guarded_tries.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -54,6 +57,7 @@ int main(int argc, char** argv) {
   double slow_ms = 0;                    // --slow MS: print the programs that take longer
   std::uint64_t max_states = 2'000'000;  // --max-states N: the reference's limit per program
   std::string having;                    // --having STMT
+  std::string pattern;                   // --pattern TEXT
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--programs"))
       programs = std::strtoull(argv[i + 1], nullptr, 10);
@@ -67,6 +71,10 @@ int main(int argc, char** argv) {
       max_states = std::strtoull(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--having"))
       having = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--pattern"))
+      pattern = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--merge-guarded-tries"))  // (then no 2-job comparison: guarded_tries.hpp)
+      mbcheck::sim::set_merge_guarded_tries(std::strtoull(argv[i + 1], nullptr, 10) != 0);
     else if (!std::strcmp(argv[i], "--slow"))
       slow_ms = std::strtod(argv[i + 1], nullptr);
   }
@@ -83,6 +91,13 @@ int main(int argc, char** argv) {
           return std::any_of(script.begin(), script.end(), [&](const Instr& i) { return to_string(i.op) == having; });
         }))
       continue;
+    if (!pattern.empty()) {
+      Coverage features;
+      add_coverage(p, features);
+      if (std::none_of(features.begin(), features.end(),
+                       [&](const auto& f) { return f.first.find(pattern) != std::string::npos; }))
+        continue;
+    }
     ++compared;
     const bool chunked = (seed + k) % 2 == 1;
     mbcheck::sim::RaceDetector::chunked_from_threads() = chunked ? 0 : SIZE_MAX;
@@ -97,6 +112,7 @@ int main(int argc, char** argv) {
     // not hold up
     if (c.search.stats.provisional) ++kinds["search ran provisional decs"];
     if (c.search.stats.provisional_incs) ++kinds["search ran provisional increments"];
+    if (c.search.stats.provisional_expects) ++kinds["search ran provisional expects"];
     if (c.search.stats.reruns) ++kinds["search re-ran an execution (a provisional op failed)"];
     for (const auto& k : c.reference.bug_kinds) ++kinds["reference finds " + k];
     if (!c.reference.bug) {
@@ -168,6 +184,7 @@ int main(int argc, char** argv) {
   fmt::print("{}", format_coverage(coverage, compared));
   fmt::print("{}", format_coverage(kinds, compared));
   if (!having.empty()) fmt::print("{} of the {} programs have {}:\n", compared, programs, having);
+  if (!pattern.empty()) fmt::print("{} of the {} programs have a feature \"{}\":\n", compared, programs, pattern);
   fmt::print(
       "{} programs (seeds {}..{}), {} with a reachable bug; reference states {}, DPOR executions {}; "
       "{} disagreements; {} bug-free programs beyond the search's 200000 executions; {} beyond the reference's "

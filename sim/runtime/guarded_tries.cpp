@@ -1,0 +1,109 @@
+// A bool try_wait that code branches on, followed when it fails by the wait it guards
+// (CUTLASS's consumer_try_wait then consumer_wait: `bool done = try_wait(phase)`, then
+// `if (!done) wait(phase)`). Its two answers are two paths of the thread; where they meet
+// (the same thread state at the next platform call after either), the pair is one blocking
+// wait, as a try_wait status and its wait are (docs/model.md, "A bool try_wait guarding a
+// wait"). The runtime learns that per try, by its state, from the paths the search runs.
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+#include "sim/runtime/guarded_tries.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "sim/runtime/runtime_inline.hpp"
+
+namespace mbcheck::sim {
+
+namespace {
+std::atomic<bool> g_merge{false};
+}
+bool merge_guarded_tries() { return g_merge.load(std::memory_order_relaxed); }
+void set_merge_guarded_tries(bool on) { g_merge.store(on, std::memory_order_relaxed); }
+
+namespace {
+template <class T>
+void append(std::string& key, const T& v) {
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+// A recorded path's state: a second record that differs (a protocol whose state lives
+// elsewhere) makes the try never meet.
+void record_path(std::vector<unsigned char>& slot, const std::vector<unsigned char>& state, bool& unguarded) {
+  if (!slot.empty() && slot != state) unguarded = true;
+  slot = state;
+}
+
+// The try's key: its thread, barrier (by address: ids follow the order of first use), phase,
+// call site and state (the poll's capture: registers, program counter, live stack). Its local
+// code from here to its next platform call is a function of that state and of the answer.
+void make_key(std::string& key, const Agent& a, const MbarrierState& bar, std::int64_t phase) {
+  key.clear();
+  append(key, a.id);
+  append(key, &bar);
+  append(key, phase);
+  append(key, a.site.file);
+  append(key, a.site.line);
+  append(key, a.site.column);
+  key.append(reinterpret_cast<const char*>(a.snapshot.data()), a.snapshot.size());
+}
+}  // namespace
+
+// Before the try's scheduling point (its thread's watch of an earlier try is still open: the
+// key goes to a scratch string, not to Agent::guard_key).
+bool Runtime::guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase) {
+  if (guarded_program_ != program_) {  // what was learnt is of one program
+    guarded_tries_.clear();
+    guarded_program_ = program_;
+  }
+  thread_local std::string key;
+  make_key(key, a, bar, phase);
+  const auto it = guarded_tries_.find(key);
+  return it != guarded_tries_.end() && it->second.met();
+}
+
+// After its answer (the state and call site are still the try's); `phase` as the key had it,
+// the op's own (resolved again at a re-init) is what the wait must match.
+void Runtime::watch_guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase, bool complete) {
+  make_key(a.guard_key, a, bar, phase);
+  a.guard_bar = &bar;
+  a.guard_phase = a.op.arg;
+  a.guard_touched = false;
+  a.guard_state.clear();
+  a.guard_watch = complete ? kGuardAfterTrue : kGuardAfterFalse;
+  const auto it = guarded_tries_.find(a.guard_key);
+  if (it == guarded_tries_.end()) return;
+  if (it->second.met())
+    a.guard_watch = complete ? 0 : kGuardNoop;  // a true answer was reported as the wait already
+  else if (it->second.unguarded)
+    a.guard_watch = 0;
+}
+
+void Runtime::guarded_announced() {
+  Agent& a = *current_;
+  const bool guarded_wait = a.op.kind == OpKind::wait && a.op.bar == a.guard_bar && a.op.arg == a.guard_phase;
+  const std::uint8_t watch = std::exchange(a.guard_watch, std::uint8_t{0});
+  if (watch == kGuardNoop) {
+    // A try known to meet, which failed: in the program where the pair is one wait it is no
+    // event (that wait follows), as a failed poll before its spin's await is not.
+    flush_failed_poll(guarded_wait);
+    return;
+  }
+  // A plain access between (the paths may access different words), or a state deeper than
+  // the scrub: nothing learnt.
+  if (a.guard_touched || a.guard_state.empty()) return;
+  GuardedTry& g = guarded_tries_[a.guard_key];
+  switch (watch) {
+    case kGuardAfterTrue: record_path(g.after_true, a.guard_state, g.unguarded); break;
+    case kGuardAfterFalse:
+      if (!guarded_wait) {
+        g.unguarded = true;
+        break;
+      }
+      a.guard_watch = kGuardAfterWait;  // its state at the platform call after the wait
+      a.guard_state.clear();
+      break;
+    case kGuardAfterWait: record_path(g.after_false, a.guard_state, g.unguarded); break;
+    default: break;
+  }
+}
+
+}  // namespace mbcheck::sim
