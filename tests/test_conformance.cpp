@@ -23,7 +23,7 @@ namespace conf = mbcheck::conformance;
 namespace {
 
 template <class Test>
-class ConformanceProgram final : public Program {
+class ConformanceProgram : public Program {
  public:
   LaunchShape shape() const override {
     LaunchShape s;

@@ -20,6 +20,7 @@
 #include "gemm_data.hpp"
 #include "mbcheck/cutlass_host/cli.hpp"
 #include "mbcheck/cutlass_host/faults.hpp"
+#include "sim/runtime/guarded_tries.hpp"
 
 namespace gemm_check {
 
@@ -42,6 +43,14 @@ inline std::vector<mbcheck::sim::OptionInfo> gemm_options() {
       {"sms", "2", "SMs the persistent tile scheduler may use (its grid)"},
       {"alpha", "1", "D = alpha * A * B + beta * C (a whole number)"},
       {"beta", "1", "beta != 0: the epilogue loads C"},
+      {"cta-acquire", "cta",
+       "cta: PTX's scopes (a .cta wait does not acquire peers' .release.cluster arrives); peers: it does, as the "
+       "H100 was seen to (CUTLASS's multicast producers rely on it)"},
+      {"wgmma-convergence", "warp",
+       "warp: PTX's .sync (each warp alone); warpgroup: the whole warp group, as the H200 does"},
+      {"guarded-tries", "merge",
+       "merge: a bool try_wait whose paths meet at the wait it guards is that wait (docs/model.md; CUTLASS's "
+       "consumer_try_wait then consumer_wait); poll: both answers explored"},
       {"fault", "none", "a fault injected at CUTLASS's barrier and pipeline API (mbcheck/cutlass_host/faults.hpp)"}};
 }
 
@@ -150,6 +159,9 @@ mbcheck::sim::cli::ProtocolEntry gemm_entry(std::string name, std::string summar
       throw ShapeError(fmt::format("--wgmma-convergence {}: must be warp or warpgroup", o.at("wgmma-convergence")));
     policy.cta_waits_acquire_peers = o.at("cta-acquire") == "peers";
     policy.warpgroup_converges = o.at("wgmma-convergence") == "warpgroup";
+    if (o.at("guarded-tries") != "merge" && o.at("guarded-tries") != "poll")
+      throw ShapeError(fmt::format("--guarded-tries {}: must be merge or poll", o.at("guarded-tries")));
+    mbcheck::sim::set_merge_guarded_tries(o.at("guarded-tries") == "merge");
     auto buffers = std::make_shared<GemmBuffers<Gemm>>(whole_option(o, "m", 1, 4096), whole_option(o, "n", 1, 4096),
                                                        whole_option(o, "k", 1, 4096), whole_option(o, "sms", 1, 132),
                                                        whole_option(o, "alpha", -8, 8), whole_option(o, "beta", -8, 8));
