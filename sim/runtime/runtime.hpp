@@ -139,7 +139,11 @@ class Runtime {
   // 'name index'[element]. Labels live for the execution that made them.
   void label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index);
   // The call site of the current thread's next operation (HostPlatform passes the protocol's).
-  void at(const CallSite& site) {
+  // Always inlined: its guard-state capture must see the protocol's frame, not a frame of its
+  // own. Out of line (GCC left it so in the CUTLASS GEMMs), the capture took at()'s own frame,
+  // one slot of which held what the call before at that depth left (a try's or a wait's), and
+  // no bool try_wait could meet its wait (sim/runtime/guarded_tries.cpp).
+  [[gnu::always_inline]] void at(const CallSite& site) {
     if (!current_) return;
     copy_site(current_->site, site);
     if (current_->guard_watch != 0) [[unlikely]]

@@ -123,7 +123,10 @@ struct ClusterBarrier {
     host_detail::P::label(b, "smem_u64", static_cast<int>(::mbcheck::cutlass_host::window_offset(smem_ptr) / 8));
   }
   // mbarrier.try_wait.parity in a loop (an empty barrier's wait may be held back by a fault)
-  static void wait(ValueType const* smem_ptr, uint32_t phase, Site site = Site::current()) {
+  // A call of its own (noinline), as HostPlatform's blocking waits are: inlined, it left values
+  // in its caller's registers and frame that the path where a bool try_wait answered true lacks,
+  // and CUTLASS's consumer_try_wait / consumer_wait pair never met (sim/runtime/guarded_tries.cpp).
+  [[gnu::noinline]] static void wait(ValueType const* smem_ptr, uint32_t phase, Site site = Site::current()) {
     if (!::mbcheck::cutlass_host::empty_wait_now(smem_ptr, phase)) return;
     host_detail::P::mbarrier_wait_parity_bit(host_detail::state(smem_ptr, site), phase & 1u, site);
   }
@@ -190,7 +193,10 @@ struct ClusterTransactionBarrier : public ClusterBarrier {
   }
 
   // A full barrier's wait, and its arrives (never held back nor left out by a fault).
-  static void wait(ValueType const* smem_ptr, uint32_t phase, Site site = Site::current()) {
+  // A call of its own (noinline), as HostPlatform's blocking waits are: inlined, it left values
+  // in its caller's registers and frame that the path where a bool try_wait answered true lacks,
+  // and CUTLASS's consumer_try_wait / consumer_wait pair never met (sim/runtime/guarded_tries.cpp).
+  [[gnu::noinline]] static void wait(ValueType const* smem_ptr, uint32_t phase, Site site = Site::current()) {
     const uint32_t parity = ::mbcheck::cutlass_host::full_wait_parity(phase & 1u);
     host_detail::P::mbarrier_wait_parity_bit(host_detail::state(smem_ptr, site), parity, site);
   }
