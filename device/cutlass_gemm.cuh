@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "cutlass/util/packed_stride.hpp"
 #include "tests/cutlass/gemm/gemm_configs.hpp"
 #include "tests/cutlass/gemm/gemm_data.hpp"
 
@@ -39,7 +38,6 @@ T* to_device(const std::vector<T>& host) {
 // Runs `Gemm` at m x n x k with `sms` SMs for the persistent scheduler; 0 when D is right.
 template <class Gemm>
 int run_gemm(const char* name, int m, int n, int k, int sms) {
-  using Kernel = typename Gemm::GemmKernel;
   using ElementD = typename Gemm::ElementD;
   GemmData<Gemm> data(m, n, k, 1.f, 1.f);
   auto* a = to_device(data.a);
@@ -50,27 +48,7 @@ int run_gemm(const char* name, int m, int n, int k, int sms) {
     std::printf("FAIL %s: cudaMalloc\n", name);
     return 1;
   }
-  using namespace cute;
-  typename Kernel::ProblemShape problem{};
-  if constexpr (cute::rank_v<typename Kernel::ProblemShape> == 4)
-    problem = {m, n, k, 1};
-  else
-    problem = {m, n, k};
-  cutlass::KernelHardwareInfo hw_info;
-  hw_info.sm_count = sms;
-  typename Gemm::Arguments arguments{
-      cutlass::gemm::GemmUniversalMode::kGemm,
-      problem,
-      {a, cutlass::make_cute_packed_stride(typename Kernel::StrideA{}, make_shape(m, k, 1)), b,
-       cutlass::make_cute_packed_stride(typename Kernel::StrideB{}, make_shape(n, k, 1))},
-      {{},
-       c,
-       cutlass::make_cute_packed_stride(typename Kernel::StrideC{}, make_shape(m, n, 1)),
-       d,
-       cutlass::make_cute_packed_stride(typename Kernel::StrideD{}, make_shape(m, n, 1))},
-      hw_info};
-  arguments.epilogue.thread.alpha = data.alpha;
-  arguments.epilogue.thread.beta = data.beta;
+  const auto arguments = gemm_arguments(data, sms, a, b, c, d);
   Gemm gemm;
   if (gemm.can_implement(arguments) != cutlass::Status::kSuccess) {
     std::printf("FAIL %s: CUTLASS cannot implement %dx%dx%d\n", name, m, n, k);

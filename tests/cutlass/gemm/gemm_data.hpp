@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "cutlass/kernel_hardware_info.hpp"
+#include "cutlass/util/packed_stride.hpp"
 #include "cutlass/util/reference/host/gemm.h"
 
 namespace gemm_check {
@@ -68,5 +70,37 @@ struct GemmData {
     for (auto& x : v) x = T(static_cast<float>(dist(rng)));
   }
 };
+
+// The Arguments a CUTLASS user builds for D = alpha * A * B + beta * C over the device buffers
+// a, b, c, d (packed, the layouts of Gemm), with `sms` SMs for the persistent scheduler.
+template <class Gemm>
+typename Gemm::Arguments gemm_arguments(const GemmData<Gemm>& data, int sms, const typename Gemm::ElementA* a,
+                                        const typename Gemm::ElementB* b, const typename Gemm::ElementC* c,
+                                        typename Gemm::ElementD* d) {
+  using Kernel = typename Gemm::GemmKernel;
+  using cute::make_shape;
+  const int m = data.m, n = data.n, k = data.k;
+  typename Kernel::ProblemShape problem{};
+  if constexpr (cute::rank_v<typename Kernel::ProblemShape> == 4)
+    problem = {m, n, k, 1};
+  else
+    problem = {m, n, k};
+  cutlass::KernelHardwareInfo hw_info;
+  hw_info.sm_count = sms;
+  typename Gemm::Arguments arguments{
+      cutlass::gemm::GemmUniversalMode::kGemm,
+      problem,
+      {a, cutlass::make_cute_packed_stride(typename Kernel::StrideA{}, make_shape(m, k, 1)), b,
+       cutlass::make_cute_packed_stride(typename Kernel::StrideB{}, make_shape(n, k, 1))},
+      {{},
+       c,
+       cutlass::make_cute_packed_stride(typename Kernel::StrideC{}, make_shape(m, n, 1)),
+       d,
+       cutlass::make_cute_packed_stride(typename Kernel::StrideD{}, make_shape(m, n, 1))},
+      hw_info};
+  arguments.epilogue.thread.alpha = data.alpha;
+  arguments.epilogue.thread.beta = data.beta;
+  return arguments;
+}
 
 }  // namespace gemm_check

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "cutlass/util/packed_stride.hpp"
 #include "gemm_data.hpp"
 #include "mbcheck/cutlass_host/cli.hpp"
 #include "mbcheck/cutlass_host/faults.hpp"
@@ -57,15 +56,10 @@ inline std::vector<mbcheck::sim::OptionInfo> gemm_options() {
 template <class Gemm>
 class GemmBuffers {
  public:
-  using Kernel = typename Gemm::GemmKernel;
   using ElementA = typename Gemm::ElementA;
   using ElementB = typename Gemm::ElementB;
   using ElementC = typename Gemm::ElementC;
   using ElementD = typename Gemm::ElementD;
-  using LayoutA = typename Gemm::LayoutA;
-  using LayoutB = typename Gemm::LayoutB;
-  using LayoutC = typename Gemm::LayoutC;
-  using LayoutD = typename Gemm::LayoutD;
 
   GemmBuffers(int m, int n, int k, int sms, int alpha, int beta)
       : m_(m), n_(n), k_(k), sms_(sms), data_(m, n, k, static_cast<float>(alpha), static_cast<float>(beta)) {
@@ -77,25 +71,7 @@ class GemmBuffers {
 
   // The host code of a CUTLASS user: Arguments, can_implement, initialize, run.
   void launch() {
-    using namespace cute;
-    auto stride_a = cutlass::make_cute_packed_stride(typename Kernel::StrideA{}, make_shape(m_, k_, 1));
-    auto stride_b = cutlass::make_cute_packed_stride(typename Kernel::StrideB{}, make_shape(n_, k_, 1));
-    auto stride_c = cutlass::make_cute_packed_stride(typename Kernel::StrideC{}, make_shape(m_, n_, 1));
-    auto stride_d = cutlass::make_cute_packed_stride(typename Kernel::StrideD{}, make_shape(m_, n_, 1));
-    cutlass::KernelHardwareInfo hw_info;
-    hw_info.sm_count = sms_;
-    typename Kernel::ProblemShape problem{};
-    if constexpr (cute::rank_v<typename Kernel::ProblemShape> == 4)
-      problem = {m_, n_, k_, 1};
-    else
-      problem = {m_, n_, k_};
-    typename Gemm::Arguments arguments{cutlass::gemm::GemmUniversalMode::kGemm,
-                                       problem,
-                                       {a_dev_, stride_a, b_dev_, stride_b},
-                                       {{}, c_dev_, stride_c, d_dev_, stride_d},
-                                       hw_info};
-    arguments.epilogue.thread.alpha = data_.alpha;
-    arguments.epilogue.thread.beta = data_.beta;
+    const auto arguments = gemm_arguments(data_, sms_, a_dev_, b_dev_, c_dev_, d_dev_);
     Gemm gemm;
     if (gemm.can_implement(arguments) != cutlass::Status::kSuccess)
       throw ShapeError(fmt::format("CUTLASS cannot implement this GEMM at {}x{}x{}", m_, n_, k_));
