@@ -4,6 +4,7 @@
 // of its own (`<binary> check <kernel> --json`, peak memory from wait4's ru_maxrss). The last
 // column is the check's time over compute-sanitizer racecheck's on an H100 for one schedule of
 // example 48 (1.46 s at 256x256x128, issue 48; device/RESULTS.md has this tree's own figures).
+// Checked with --cta-acquire peers (the H100's scopes) and --time-limit 60.
 //   bench_cutlass_gemm [--m M --n N --k K --sms S]   (default 256 384 128 2)
 #include <fcntl.h>
 #include <spawn.h>
@@ -69,7 +70,10 @@ int main(int argc, char** argv) {
   const std::string out = "bench_cutlass_gemm.out.json";
   int failures = 0;
   for (const Row& row : kRows) {
-    std::vector<std::string> args = {row.binary, "check", row.kernel, "--json"};
+    // The H100's scopes (a cluster GEMM races under PTX's: docs/semantics.md, "Scopes"); a
+    // minute each at most (a check that does not finish says incomplete).
+    std::vector<std::string> args = {row.binary, "check", row.kernel, "--json", "--cta-acquire", "peers",
+                                     "--time-limit", "60"};
     args.insert(args.end(), shape.begin(), shape.end());
     const auto [status, rss_kib] = run(args, out);
     std::ifstream in(out);

@@ -263,7 +263,9 @@ void cutlass_shapes() {
                     smem_bar(0).arrive();
                     smem_bar(0).wait(0);
                   }));
-  // (form 0: bool; 1: bool with the guarded tries merged, sim/runtime/guarded_tries.hpp; 2: status)
+  // (form 0: bool, the merge off; 1: bool with the guarded tries merged, the default,
+  // sim/runtime/guarded_tries.hpp; 2: status)
+  const bool merging = merge_guarded_tries();
   for (int form : {0, 1, 2})
     for (std::uint32_t k : {2u, 4u, 8u}) {
       const bool status = form == 2;
@@ -290,7 +292,7 @@ void cutlass_shapes() {
                         smem_bar(empty).arrive();
                       }
                     }));
-      set_merge_guarded_tries(false);
+      set_merge_guarded_tries(merging);
     }
 }
 

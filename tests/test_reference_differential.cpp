@@ -109,6 +109,7 @@ TEST_CASE("DPOR agrees with the reference enumerator: CUTLASS's shapes among gen
           "[explore][dpor][reference]") {
   std::map<std::string, std::uint64_t> compared;
   std::uint64_t disagreements = 0;
+  const bool merging = mbcheck::sim::merge_guarded_tries();
   const char* features[] = {"pattern:expect_tx by one of 8 arriving lanes, its own arrive present",
                             "pattern:expect_tx by one of 8 arriving lanes, its own arrive missing",
                             "pattern:bool try_wait guarding a wait, branches meet",
@@ -138,6 +139,7 @@ TEST_CASE("DPOR agrees with the reference enumerator: CUTLASS's shapes among gen
     }
     if (std::all_of(std::begin(features), std::end(features), [&](const char* f) { return compared[f] >= 15; })) break;
   }
+  mbcheck::sim::set_merge_guarded_tries(merging);
   CHECK(disagreements == 0);
   for (const char* f : features) {
     INFO(f);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/runtime/first_schedule.hpp"
 #include "sim/runtime/runtime.hpp"
 
 namespace mbcheck::sim {
@@ -49,20 +50,6 @@ class RandomStrategy final : public Strategy {
   std::uint64_t seed_;
   SplitMix64 rng_;
   std::uint64_t ahead_ = 0;
-};
-
-// The schedule of the DPOR's first execution (sleep sets are empty then, see DporSearch::choose):
-// the agent that just ran goes on while it is enabled, else the lowest enabled id.
-class FirstScheduleStrategy final : public Strategy {
- public:
-  AgentId choose(const Runtime& rt) override {
-    const AgentId last = rt.last_agent();
-    if (last != kNoAgent && rt.agent(last).enabled_pos != ~0u) return last;
-    AgentId pick = kNoAgent;
-    for (AgentId id : rt.enabled())
-      if (pick == kNoAgent || id < pick) pick = id;
-    return pick;
-  }
 };
 
 // Replays a recorded schedule step by step. The runtime reports "diverged" when the agent

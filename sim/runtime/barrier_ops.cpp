@@ -169,11 +169,23 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   const bool bool_try = kind == OpKind::try_wait && !token && current_ && !over_ && !current_->snapshot.empty() &&
                         !op.await && current_->loop_reads.empty() && merge_guarded_tries();
   const std::int64_t key_phase = awaited;
+  // The program's first: its tries are learnt before it runs again from its start (the
+  // scheduling point below ends the execution).
+  if (bool_try && guarded_.program != program_ && guarded_.learning == GuardLearning::none) {
+    learn_wanted_ = true;
+    end_to_run_again("a bool try_wait, whose program's tries are learnt first");
+  }
   const bool merged = bool_try && guarded_try(*current_, bar, key_phase);
+  // The runs that learn tries (guarded_tries.cpp): blocked until the phase completes, or
+  // answered false.
+  const bool learn_true = bool_try && !merged && guarded_.learning == GuardLearning::answer_true;
+  const bool force_false = bool_try && !merged && guarded_try_forced_false(*current_, bar, key_phase);
+  if (learn_true) op.await = true;
   if (!schedule_point(op)) return false;
   if (!token) phase = awaited = current_->op.arg;  // by phase bit: resolved again at a re-init
   perform([&] { check_barrier_user(bar); });
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
+  if (force_false) complete = false;
   Agent& a = *current_;
   if (merged && complete) a.op.await = true;  // the guarded wait, run here: a blocking wait's event
   if (bool_try) watch_guarded_try(a, bar, key_phase, complete);

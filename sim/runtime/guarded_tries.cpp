@@ -3,19 +3,21 @@
 // `if (!done) wait(phase)`). Its two answers are two paths of the thread; where they meet
 // (the same thread state at the next platform call after either), the pair is one blocking
 // wait, as a try_wait status and its wait are (docs/model.md, "A bool try_wait guarding a
-// wait"). The runtime learns that per try, by its state, from the paths the search runs.
+// wait"). The runtime learns that per try, by its state, from two runs of its own, made when
+// the program's first bool try_wait comes.
 #include <atomic>
 #include <cstring>
 #include <utility>
 
 #include "sim/runtime/guarded_tries.hpp"
+#include "sim/runtime/first_schedule.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "sim/runtime/runtime_inline.hpp"
 
 namespace mbcheck::sim {
 
 namespace {
-std::atomic<bool> g_merge{false};
+std::atomic<bool> g_merge{true};
 }
 bool merge_guarded_tries() { return g_merge.load(std::memory_order_relaxed); }
 void set_merge_guarded_tries(bool on) { g_merge.store(on, std::memory_order_relaxed); }
@@ -47,17 +49,51 @@ void make_key(std::string& key, const Agent& a, const MbarrierState& bar, std::i
 }
 }  // namespace
 
+// Two runs of the program's first schedule, when its first bool try_wait comes (the execution
+// then runs again from its start, Runtime::execute_in_place): in the first, a try
+// not known to meet blocks until its phase completes and is answered true (PTX lets try_wait
+// suspend until then); in the second, it is answered false the first time its key comes (even
+// where the phase is complete: the run only measures the thread's local code from that state),
+// and its wait runs. Each records the thread's state at its next platform call, so a key on
+// both runs' paths is known to meet before any execution of the search classifies it. Their
+// outcomes are not executions of the search and are dropped (the search explores the program
+// where those pairs are waits, which has the same behaviours: docs/model.md). The table is
+// then fixed: what a search's executions classify does not depend on the order they ran in,
+// so parallel waves (a runtime each) and one job explore alike.
+void Runtime::learn_guarded_tries(Program& program, const RunLimits& limits) {
+  guarded_.tries.clear();
+  guarded_.program = &program;
+  FirstScheduleStrategy first;
+  RunLimits learn = limits;
+  guarded_.learning = GuardLearning::answer_true;
+  const std::uint64_t steps = execute_in_place(program, first, learn, nullptr).steps;
+  // False answers where the phase was complete may take a loop round more than once: twice
+  // the legal run's steps, and never more than the caller allows.
+  const std::uint64_t bound = 2 * steps + 1024;
+  if (learn.max_steps == 0 || learn.max_steps > bound) learn.max_steps = bound;
+  guarded_.learning = GuardLearning::answer_false;
+  execute_in_place(program, first, learn, nullptr);
+  guarded_.learning = GuardLearning::none;
+}
+
 // Before the try's scheduling point (its thread's watch of an earlier try is still open: the
 // key goes to a scratch string, not to Agent::guard_key).
 bool Runtime::guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase) {
-  if (guarded_program_ != program_) {  // what was learnt is of one program
-    guarded_tries_.clear();
-    guarded_program_ = program_;
-  }
+  if (guarded_.program != program_) return false;  // what was learnt is of one program
   thread_local std::string key;
   make_key(key, a, bar, phase);
-  const auto it = guarded_tries_.find(key);
-  return it != guarded_tries_.end() && it->second.met();
+  const auto it = guarded_.tries.find(key);
+  return it != guarded_.tries.end() && it->second.met();
+}
+
+// Whether a learning run answers this try false although it may be complete: the first time
+// its key comes in the false run.
+bool Runtime::guarded_try_forced_false(Agent& a, MbarrierState& bar, std::int64_t phase) {
+  if (guarded_.learning != GuardLearning::answer_false) return false;
+  thread_local std::string key;
+  make_key(key, a, bar, phase);
+  const auto it = guarded_.tries.find(key);
+  return it == guarded_.tries.end() || (it->second.after_false.empty() && !it->second.unguarded);
 }
 
 // After its answer (the state and call site are still the try's); `phase` as the key had it,
@@ -68,13 +104,14 @@ void Runtime::watch_guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase
   a.guard_phase = a.op.arg;
   a.guard_touched = false;
   a.guard_state.clear();
-  a.guard_watch = complete ? kGuardAfterTrue : kGuardAfterFalse;
-  const auto it = guarded_tries_.find(a.guard_key);
-  if (it == guarded_tries_.end()) return;
-  if (it->second.met())
+  const auto it = guarded_.tries.find(a.guard_key);
+  const bool met = guarded_.program == program_ && it != guarded_.tries.end() && it->second.met();
+  if (met)
     a.guard_watch = complete ? 0 : kGuardNoop;  // a true answer was reported as the wait already
-  else if (it->second.unguarded)
-    a.guard_watch = 0;
+  else if (guarded_.learning == GuardLearning::none)
+    a.guard_watch = 0;  // learnt by the learning runs only
+  else
+    a.guard_watch = complete ? kGuardAfterTrue : kGuardAfterFalse;
 }
 
 void Runtime::guarded_announced() {
@@ -90,7 +127,7 @@ void Runtime::guarded_announced() {
   // A plain access between (the paths may access different words), or a state deeper than
   // the scrub: nothing learnt.
   if (a.guard_touched || a.guard_state.empty()) return;
-  GuardedTry& g = guarded_tries_[a.guard_key];
+  GuardedTry& g = guarded_.tries[a.guard_key];
   switch (watch) {
     case kGuardAfterTrue: record_path(g.after_true, a.guard_state, g.unguarded); break;
     case kGuardAfterFalse:

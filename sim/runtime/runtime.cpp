@@ -11,6 +11,7 @@
 #include <exception>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/crash.hpp"
@@ -430,11 +431,14 @@ Outcome& Runtime::execute_in_place(Program& program, Strategy& strategy, const R
     watched_ = true;
   }
   MakeCurrent current(this);  // the outer runtime is current again however this returns
-  program_ = &program;
-  strategy_ = &strategy;
-  observer_ = observer;
-  limits_ = limits;
-  shape_ = program.shape();
+  auto bind = [&] {
+    program_ = &program;
+    strategy_ = &strategy;
+    observer_ = observer;
+    limits_ = limits;
+    shape_ = program.shape();
+  };
+  bind();
   if (auto err = launch_shape_error(shape_)) throw ProgramError(fmt::format("Program::shape(): {}", *err));
   for (bool again = false;; again = true) {
     reset_execution_state();
@@ -464,6 +468,10 @@ Outcome& Runtime::execute_in_place(Program& program, Strategy& strategy, const R
     // to where it ended (restart_execution: a seed's run again, a search's recorded prefix),
     // and from there on what the execution then allows.
     run_again_ = false;
+    if (std::exchange(learn_wanted_, false)) {  // a bool try_wait came first: its program's are learnt
+      learn_guarded_tries(program, limits);     // (by executions of their own: guarded_tries.cpp)
+      bind();
+    }
     if (snapshot_wanted_ > 0) deepen_scrub(limits.stack_bytes);
   }
   outcome_.steps = steps_;

@@ -42,6 +42,7 @@
 #include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/async_groups.hpp"
 #include "sim/runtime/call_sites.hpp"
+#include "sim/runtime/guarded_tries.hpp"
 #include "sim/runtime/matrix_layouts.hpp"
 #include "sim/runtime/mbarrier.hpp"
 #include "sim/runtime/ops.hpp"
@@ -579,23 +580,15 @@ class Runtime {
   // the thread's next announcement, which tells whether it was a spin iteration (no other
   // agent runs in between, so the report keeps its place in the order of steps).
   void flush_failed_poll(bool spin_noop);
-  // A bool try_wait that code branches on, followed when it fails by the wait it guards
-  // (sim/runtime/guarded_tries.cpp; docs/model.md "A bool try_wait guarding a wait"). A try is
-  // known by its thread, barrier, phase, call site and state (registers, live stack): from
-  // that state both answers were seen, the false one followed by a wait for the same phase,
-  // and the thread was in one state at its next platform call after the true answer and after
-  // that wait, with no plain access between. Then the pair is one blocking wait: a true answer
-  // is reported as that wait, a false one as no event (its wait follows).
-  struct GuardedTry {
-    std::vector<unsigned char> after_true, after_false;
-    bool unguarded = false;  // the false answer was followed by something other than the wait
-    bool met() const { return !unguarded && !after_true.empty() && after_true == after_false; }
-  };
-  std::unordered_map<std::string, GuardedTry> guarded_tries_;  // this runtime's searches' (one program)
-  const Program* guarded_program_ = nullptr;                   // the program they are of
+  // Bool try_waits guarding waits (sim/runtime/guarded_tries.hpp): what this runtime learnt
+  // of its program's, by two runs made when the program's first bool try_wait comes.
+  GuardedTries guarded_;
+  bool learn_wanted_ = false;  // the execution ended at a bool try_wait of a program not learnt
+  void learn_guarded_tries(Program& program, const RunLimits& limits);
   // At a captured try_wait (not a token's, not a status's): whether its key is known to meet,
   // else it is watched from its answer on. Returns true when the pair is one wait.
   bool guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase);
+  bool guarded_try_forced_false(Agent& a, MbarrierState& bar, std::int64_t phase);  // learning
   void watch_guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase, bool complete);
   // The thread announced its next operation while its try is watched or its failed poll awaits
   // the guarded wait (called with the op set, before it is scheduled).

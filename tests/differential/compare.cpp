@@ -96,8 +96,7 @@ Comparison compare(const DiffProgram& p, std::uint64_t reference_max_states) {
              k != s.bug_kinds.end()) {
     c.why =
         fmt::format("bug kind: the search reports {}, which the reference does not find ({})", *k, join(ref.bug_kinds));
-  } else if (const std::string jobs = sim::merge_guarded_tries() ? std::string() : jobs_differ(p, s); !jobs.empty()) {
-    // (Merging guarded tries, each worker of a 2-job search learns its own: sim/runtime/guarded_tries.hpp.)
+  } else if (const std::string jobs = jobs_differ(p, s); !jobs.empty()) {
     c.why = jobs;
   } else if (!ref.bug && ref.outcomes != s.outcomes) {
     std::set<std::string> missing, extra;

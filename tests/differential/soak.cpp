@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
       having = argv[i + 1];
     else if (!std::strcmp(argv[i], "--pattern"))
       pattern = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--merge-guarded-tries"))  // (then no 2-job comparison: guarded_tries.hpp)
+    else if (!std::strcmp(argv[i], "--merge-guarded-tries"))  // 1 by default (guarded_tries.hpp)
       mbcheck::sim::set_merge_guarded_tries(std::strtoull(argv[i + 1], nullptr, 10) != 0);
     else if (!std::strcmp(argv[i], "--slow"))
       slow_ms = std::strtod(argv[i + 1], nullptr);
