@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
   for (const Row& row : kRows) {
     // The H100's scopes (a cluster GEMM races under PTX's: docs/semantics.md, "Scopes"); a
     // minute each at most (a check that does not finish says incomplete).
-    std::vector<std::string> args = {row.binary, "check", row.kernel, "--json", "--cta-acquire", "peers",
-                                     "--time-limit", "60"};
+    std::vector<std::string> args = {row.binary,      "check", row.kernel,     "--json",
+                                     "--cta-acquire", "peers", "--time-limit", "60"};
     args.insert(args.end(), shape.begin(), shape.end());
     const auto [status, rss_kib] = run(args, out);
     std::ifstream in(out);
