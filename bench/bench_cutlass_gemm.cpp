@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
       continue;
     }
     const double seconds = j.value("seconds", 0.0);
-    const std::string verdict =
-        j.value("verdict", "?") + (j.value("kind", "").empty() ? "" : " " + j.value("kind", ""));
+    // "kind" is null where there is no bug.
+    const std::string kind = j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : "";
+    const std::string verdict = j.value("verdict", "?") + (kind.empty() ? "" : " " + kind);
     fmt::print("{:<22} {:>10} {:>12} {:>9.2f} {:>10.1f} {:>12.2f}  {}\n", row.kernel, j.value("executions", 0ull),
                j.value("transitions", 0ull), seconds, rss_kib / 1024.0, seconds / kRacecheckSeconds, verdict);
     failures += j.value("verdict", "") != "verified";

@@ -312,6 +312,16 @@ ExploreResult Exploration::run() {
     // stretches in between run in every shard: handing single alternatives out too would give
     // the whole rest of the search to whichever shard claims the first one.)
     bool stopped = false;
+    // A layer that follows the running CTA with process-wide state (the CUTLASS host layer's
+    // shared-memory window) sees one OS thread's executions: the waves run here, one by one
+    // (the same executions, in the same order).
+    if (parallel_ && !sharded_ && Runtime::cta_hook_set_once()) {
+      parallel_ = false;
+      std::fprintf(stderr,
+                   "mbcheck: --jobs %u: this program's plain shared-memory accesses reach the running CTA through a "
+                   "process-wide window, so its executions run on one thread\n",
+                   options_.jobs);
+    }
     while (parallel_ && more && pending_here() >= 2 && !stopped) {
       stopped = run_wave();
       if (!stopped) more = dpor_.advance();

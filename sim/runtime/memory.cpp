@@ -250,7 +250,8 @@ void Runtime::code_access(const void* addr, std::size_t bytes, bool write, const
 
 namespace runtime_detail {
 constinit CtaEnteredHook cta_entered_hook = nullptr;
-}
+constinit std::atomic<bool> cta_hook_set_once{false};
+}  // namespace runtime_detail
 
 void Runtime::enter_cta() {
   if (!current_ || current_->kind != Agent::Kind::thread || current_->cta == entered_cta_) return;

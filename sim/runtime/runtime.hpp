@@ -65,6 +65,7 @@ extern constinit thread_local Runtime* current_runtime;
 // Runtime::set_cta_entered_hook's (null almost always).
 using CtaEnteredHook = void (*)(unsigned char* smem, std::size_t bytes);
 extern constinit CtaEnteredHook cta_entered_hook;
+extern constinit std::atomic<bool> cta_hook_set_once;
 }  // namespace runtime_detail
 
 class Runtime {
@@ -323,7 +324,13 @@ class Runtime {
   // The offset of `p` in the shared memory of the CTA holding it (a peer's too), or -1.
   std::int64_t shared_memory_offset(const void* p);
   // Process-wide: `hook` gets the shared memory of each CTA a thread enters after another's.
-  static void set_cta_entered_hook(runtime_detail::CtaEnteredHook hook) { runtime_detail::cta_entered_hook = hook; }
+  // What it follows is one OS thread's executions, so once one was set a search runs its
+  // executions on one thread (cta_hook_set_once; sim/explore/explore.cpp).
+  static void set_cta_entered_hook(runtime_detail::CtaEnteredHook hook) {
+    runtime_detail::cta_entered_hook = hook;
+    if (hook) runtime_detail::cta_hook_set_once.store(true, std::memory_order_relaxed);
+  }
+  static bool cta_hook_set_once() { return runtime_detail::cta_hook_set_once.load(std::memory_order_relaxed); }
   // A small number naming a source line, for the race detector's shadow words (0: none). Ids
   // outlive executions: the lines are the program's.
   std::uint32_t site_id(const CallSite& site) { return sites_.id(site); }
