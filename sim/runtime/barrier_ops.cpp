@@ -170,8 +170,9 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
                         !op.await && current_->loop_reads.empty() && merge_guarded_tries();
   const std::int64_t key_phase = awaited;
   // The program's first: its tries are learnt before it runs again from its start (the
-  // scheduling point below ends the execution).
-  if (bool_try && guarded_.program != program_ && guarded_.learning == GuardLearning::none) {
+  // scheduling point below ends the execution). Only for a search's classification (an
+  // observer's): a run or a fuzzing campaign makes the same steps either way.
+  if (bool_try && observer_ && guarded_.program != program_ && guarded_.learning == GuardLearning::none) {
     learn_wanted_ = true;
     end_to_run_again("a bool try_wait, whose program's tries are learnt first");
   }
