@@ -49,8 +49,9 @@ void make_key(std::string& key, const Agent& a, const MbarrierState& bar, std::i
 }
 }  // namespace
 
-// Two runs of the program's first schedule, when its first bool try_wait comes (the execution
-// then runs again from its start, Runtime::execute_in_place): in the first, a try
+// Two runs of the program's first schedule, when its first bool try_wait comes in a search's
+// execution (the execution then runs again from its start, Runtime::execute_in_place): in the
+// first, a try
 // not known to meet blocks until its phase completes and is answered true (PTX lets try_wait
 // suspend until then); in the second, it is answered false the first time its key comes (even
 // where the phase is complete: the run only measures the thread's local code from that state),
