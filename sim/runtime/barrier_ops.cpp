@@ -176,11 +176,13 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
     learn_wanted_ = true;
     end_to_run_again("a bool try_wait, whose program's tries are learnt first");
   }
-  const bool merged = bool_try && guarded_try(*current_, bar, key_phase);
-  // The runs that learn tries (guarded_tries.cpp): blocked until the phase completes, or
-  // answered false.
+  const GuardedTry* known = bool_try ? known_guarded_try(*current_, bar, key_phase) : nullptr;
+  const bool merged = known && known->met();
+  // The runs that learn tries (guarded_tries.cpp): blocked until the phase completes; or
+  // answered false, the first time the key comes.
   const bool learn_true = bool_try && !merged && guarded_.learning == GuardLearning::answer_true;
-  const bool force_false = bool_try && !merged && guarded_try_forced_false(*current_, bar, key_phase);
+  const bool force_false = bool_try && !merged && guarded_.learning == GuardLearning::answer_false &&
+                           (!known || (known->after_false.empty() && !known->unguarded));
   if (learn_true) op.await = true;
   if (!schedule_point(op)) return false;
   if (!token) phase = awaited = current_->op.arg;  // by phase bit: resolved again at a re-init

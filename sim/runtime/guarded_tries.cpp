@@ -51,11 +51,10 @@ void make_key(std::string& key, const Agent& a, const MbarrierState& bar, std::i
 
 // Two runs of the program's first schedule, when its first bool try_wait comes in a search's
 // execution (the execution then runs again from its start, Runtime::execute_in_place): in the
-// first, a try
-// not known to meet blocks until its phase completes and is answered true (PTX lets try_wait
-// suspend until then); in the second, it is answered false the first time its key comes (even
-// where the phase is complete: the run only measures the thread's local code from that state),
-// and its wait runs. Each records the thread's state at its next platform call, so a key on
+// first, a try not known to meet blocks until its phase completes and is answered true (PTX
+// lets try_wait suspend until then); in the second, it is answered false the first time its
+// key comes (even where the phase is complete: the run only measures the thread's local code
+// from that state), and its wait runs. Each records the thread's state at its next platform call, so a key on
 // both runs' paths is known to meet before any execution of the search classifies it. Their
 // outcomes are not executions of the search and are dropped (the search explores the program
 // where those pairs are waits, which has the same behaviours: docs/model.md). The table is
@@ -78,23 +77,14 @@ void Runtime::learn_guarded_tries(Program& program, const RunLimits& limits) {
 }
 
 // Before the try's scheduling point (its thread's watch of an earlier try is still open: the
-// key goes to a scratch string, not to Agent::guard_key).
-bool Runtime::guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase) {
-  if (guarded_.program != program_) return false;  // what was learnt is of one program
+// key goes to a scratch string, not to Agent::guard_key): what was learnt of this try, if
+// anything (of this program only).
+const GuardedTry* Runtime::known_guarded_try(const Agent& a, const MbarrierState& bar, std::int64_t phase) const {
+  if (guarded_.program != program_) return nullptr;
   thread_local std::string key;
   make_key(key, a, bar, phase);
   const auto it = guarded_.tries.find(key);
-  return it != guarded_.tries.end() && it->second.met();
-}
-
-// Whether a learning run answers this try false although it may be complete: the first time
-// its key comes in the false run.
-bool Runtime::guarded_try_forced_false(Agent& a, MbarrierState& bar, std::int64_t phase) {
-  if (guarded_.learning != GuardLearning::answer_false) return false;
-  thread_local std::string key;
-  make_key(key, a, bar, phase);
-  const auto it = guarded_.tries.find(key);
-  return it == guarded_.tries.end() || (it->second.after_false.empty() && !it->second.unguarded);
+  return it == guarded_.tries.end() ? nullptr : &it->second;
 }
 
 // After its answer (the state and call site are still the try's); `phase` as the key had it,

@@ -28,8 +28,8 @@ struct GuardedTry {
 };
 
 // Learnt by two runs made when a program's first bool try_wait comes (the execution then runs
-// again from its start: Runtime::learn_guarded_tries), then fixed: every execution of a search, in every worker,
-// classifies a try alike.
+// again from its start: Runtime::learn_guarded_tries), then fixed: every execution of a
+// search, in every worker, classifies a try alike.
 enum class GuardLearning : std::uint8_t {
   none,          // the table is read, not written
   answer_true,   // a try not known to meet blocks until its phase completes, answered true

@@ -592,10 +592,9 @@ class Runtime {
   GuardedTries guarded_;
   bool learn_wanted_ = false;  // the execution ended at a bool try_wait of a program not learnt
   void learn_guarded_tries(Program& program, const RunLimits& limits);
-  // At a captured try_wait (not a token's, not a status's): whether its key is known to meet,
-  // else it is watched from its answer on. Returns true when the pair is one wait.
-  bool guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase);
-  bool guarded_try_forced_false(Agent& a, MbarrierState& bar, std::int64_t phase);  // learning
+  // At a captured try_wait (not a token's, not a status's): what was learnt of its key (null:
+  // nothing); met(), the pair is one wait. watch_guarded_try: after its answer.
+  const GuardedTry* known_guarded_try(const Agent& a, const MbarrierState& bar, std::int64_t phase) const;
   void watch_guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase, bool complete);
   // The thread announced its next operation while its try is watched or its failed poll awaits
   // the guarded wait (called with the op set, before it is scheduled).
