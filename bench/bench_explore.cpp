@@ -158,6 +158,26 @@ void patterns() {
                       P::check(n < (1u << 30), "n is live");
                     }
                   }));
+  // The back-off loop of hand-written kernels, polling at two places (issue #49): a try_wait,
+  // then from its third round a nanosleep and a test_wait. One loop over two call sites; its
+  // counter grows (merged after kBackoffExplored re-polls), `ns` saturates.
+  for (std::uint32_t c : {1u, 2u, 3u, 4u})
+    print_pattern(fmt::format("two-poll back-off loop, {} consumer(s)", c), run_pattern(c + 1, [] {
+                    if (P::thread_idx() == 0) smem_bar(0).init(1);
+                    P::sync_threads();
+                    if (P::thread_idx() == 0) {
+                      smem_bar(0).arrive();
+                    } else {
+                      std::uint32_t n = 0, ns = 32;
+                      while (!smem_bar(0).try_wait(0)) {
+                        if (++n > 2) {
+                          P::nanosleep(ns);
+                          ns = std::min(2 * ns, 1024u);
+                          if (smem_bar(0).test_wait(0)) break;
+                        }
+                      }
+                    }
+                  }));
   // A spin that also reads a flag the producer may set instead of arriving.
   for (std::uint32_t c : {1u, 2u, 4u})
     print_pattern(fmt::format("spin on try_wait or an atomic flag, {} consumer(s)", c), run_pattern(c + 1, [] {
@@ -298,9 +318,13 @@ void cutlass_shapes() {
 
 }  // namespace
 
-// bench_explore --cutlass-shapes: those rows only.
+// bench_explore --cutlass-shapes / --patterns: those rows only.
 int main(int argc, char** argv) {
   fmt::print("mbcheck exploration benchmark\n\n");
+  if (argc > 1 && std::string(argv[1]) == "--patterns") {
+    patterns();
+    return 0;
+  }
   fmt::print("CUTLASS's shapes (executions; + = stopped at 20000 or 10 s):\n");
   cutlass_shapes();
   if (argc > 1 && std::string(argv[1]) == "--cutlass-shapes") return 0;

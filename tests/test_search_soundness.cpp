@@ -119,6 +119,40 @@ TEST_CASE("three straight-line polls while the phase completes reach every outco
         std::set<std::string>{"[][0,0,0,]", "[][0,0,1,]", "[][0,1,1,]", "[][1,1,1,]"});
 }
 
+// A loop polling at two places (try_wait, then after two rounds test_wait): the phase may
+// complete before any poll, so each answers true in some execution. PTX: "test_wait is a
+// non-blocking instruction which tests for the completion of the phase"; try_wait "causes the
+// executing thread to wait until the specified phase completes or ... a system-dependent time
+// limit" (9.7.13.15.16): either may find it complete, so both exits are outcomes.
+TEST_CASE("a loop over two poll sites leaves by either, and each exit is an outcome", "[explore][soundness][spin]") {
+  const auto p = program({1}, {{op(Stmt::arrive)}, {op(Stmt::spin_two_sites, 0, 0)}});
+  const Comparison c = compare(p);
+  CHECK(c.agree);
+  CHECK_FALSE(c.search.bug);
+  CHECK(registers_of(c.search.outcomes) == std::set<std::string>{"[][0,]", "[][1,]"});
+}
+
+TEST_CASE("a loop over two poll sites on a phase nobody completes is a livelock", "[explore][soundness][spin]") {
+  const auto p = program({2}, {{op(Stmt::arrive)}, {op(Stmt::spin_two_sites, 0, 0)}});
+  const Comparison c = compare(p);
+  CHECK(c.agree);
+  CHECK(c.search.bug_kinds == std::set<std::string>{"livelock"});
+}
+
+// A loop counted in memory gives up after two failed polls: with nobody arriving, its only
+// outcome is the give-up (c = 2), never a livelock; with an arrive, every count 0..2.
+TEST_CASE("a loop whose count lives in memory gives up, and is no livelock", "[explore][soundness][spin]") {
+  const auto never = program({2}, {{op(Stmt::arrive)}, {op(Stmt::spin_counter_mem, 0, 0)}});
+  const Comparison n = compare(never);
+  CHECK(n.agree);
+  CHECK_FALSE(n.search.bug);
+  CHECK(registers_of(n.search.outcomes) == std::set<std::string>{"[][2,]"});
+  const auto completes = program({1}, {{op(Stmt::arrive)}, {op(Stmt::spin_counter_mem, 0, 0)}});
+  const Comparison c = compare(completes);
+  CHECK(c.agree);
+  CHECK(registers_of(c.search.outcomes) == std::set<std::string>{"[][0,]", "[][1,]", "[][2,]"});
+}
+
 TEST_CASE("a spin on a phase nobody completes is a livelock", "[explore][soundness][spin]") {
   const auto p = program({2}, {{op(Stmt::arrive)}, {op(Stmt::spin_try_wait, 0, 0)}});
   const Comparison c = compare(p);

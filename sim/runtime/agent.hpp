@@ -45,20 +45,21 @@ struct AgentState {
   std::uint32_t thread = 0;  // thread index in the CTA; for a copy: issuing thread
   Op op;                     // the announced next operation
   CallSite site;             // where protocol code announced it (a copy: where it was issued)
-  // Spin-loop recognition (see the top of this file): the thread's state at its last
-  // poll, kept while that poll failed and the thread has stored nothing since.
+  // Spin-loop recognition (sim/runtime/spin_loops.cpp): its failed polls since the loop began
+  // (Agent::loop_polls, all of one barrier and phase), kept while the last poll failed and the
+  // thread has stored nothing since.
   bool last_poll_failed = false;
   bool stored_since_poll = false;
   MbarrierState* poll_bar = nullptr;
   std::int64_t poll_phase = 0;
-  OpKind poll_kind = OpKind::start;
-  CallSite poll_site;
-  std::uint32_t backoff_polls = 0;  // consecutive re-polls of its loop whose state changed
-  std::uint32_t loads_in_loop = 0;  // entries of Agent::loads_seen that hold this run of loads
-  std::uint64_t woken_at = 0;       // a load loop's await: the step whose write enabled it (0: none)
-  std::int8_t parity_next = -1;     // the phase bit its next wait or poll was given by (phase_for_parity)
-  const void* load_pc = nullptr;    // where its announced atomic load is (HostPlatform's inlined code)
-  std::uint64_t deferred_try = 0;   // its try_wait_status not yet performed (an id), 0: none
+  std::uint32_t polls_in_loop = 0;   // entries of Agent::loop_polls that hold this loop's polls
+  std::uint32_t poll_repeats = ~0u;  // the poll being made: the entry of loop_polls it repeats
+  std::uint32_t backoff_polls = 0;   // re-polls of its loop whose state changed
+  std::uint32_t loads_in_loop = 0;   // entries of Agent::loads_seen that hold this run of loads
+  std::uint64_t woken_at = 0;        // a load loop's await: the step whose write enabled it (0: none)
+  std::int8_t parity_next = -1;      // the phase bit its next wait or poll was given by (phase_for_parity)
+  const void* load_pc = nullptr;     // where its announced atomic load is (HostPlatform's inlined code)
+  std::uint64_t deferred_try = 0;    // its try_wait_status not yet performed (an id), 0: none
   // barrier.cluster: the phase of its arrive not yet waited for (-1: none)
   std::int64_t cluster_arrived = -1;
   const unsigned char* stack_top = nullptr;  // where its fiber's frames begin
@@ -98,11 +99,21 @@ inline void reset_state(AgentState& to) {
 // The agent: its scalar state, and buffers that keep their capacity from execution to
 // execution (emptied, not freed, when the agent is taken again: no allocation per run).
 struct Agent : AgentState {
-  // Spin-loop recognition: registers + live stack at the last failed poll, and now.
-  std::vector<unsigned char> poll_state, snapshot;
-  // Atomic loads its loop made since its last failed poll (address, value read); at an await,
-  // those of the iteration before it: the await is enabled when the phase completes or one of
-  // these words holds another value (the iteration would then go otherwise).
+  // Spin-loop recognition: registers + live stack at the poll now being made.
+  std::vector<unsigned char> snapshot;
+  // Its loop's failed polls, one per call site (a back-off loop polls at two), oldest first
+  // (the first polls_in_loop entries; the rest keep their buffers): where, which kind, the
+  // state it was made from, and how many of loop_reads came before it.
+  struct PollSeen {
+    CallSite site;
+    OpKind kind = OpKind::start;
+    std::vector<unsigned char> state;
+    std::uint32_t reads_before = 0;
+  };
+  std::vector<PollSeen> loop_polls;
+  // Atomic loads its loop made since its oldest kept failed poll (address, value read); at an
+  // await, those of the iteration before it: the await is enabled when the phase completes or
+  // one of these words holds another value (the iteration would then go otherwise).
   std::vector<std::pair<const std::int64_t*, std::int64_t>> loop_reads, await_reads;
   // A loop of atomic loads alone (`while (atomic_load(f) == 0) {}`): the thread's atomic loads
   // since its last other event or store, oldest first (the first loads_in_loop entries; the
@@ -154,7 +165,6 @@ struct Agent : AgentState {
   void start(AgentId agent_id) {
     reset_state(*this);
     id = agent_id;
-    poll_state.clear();
     snapshot.clear();
     loop_reads.clear();
     await_reads.clear();

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "sim/runtime/guarded_tries.hpp"
+#include "sim/runtime/spin_loops.hpp"
 #include "sim/runtime/perform.hpp"
 
 namespace mbcheck::sim {
@@ -139,35 +140,13 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   Op op{kind, &bar, awaited};
   op.parity = token ? std::int8_t{-1} : take_parity_next();
   if (current_ && !over_) {
-    perform_deferred_try();  // an event before this poll: it decides what "the last poll" was
-    Agent& self = *current_;
-    // A spin iteration: the same poll as the last, failed, one, at the same call site (it
-    // stands for the program counter, which the snapshot leaves out: polls at different
-    // places from equal registers and stacks are straight-line polls), with nothing stored
-    // or announced in between (HostPlatform captured the state into self.snapshot, in the
-    // caller's frame). From exactly the same state it is an exact spin; from a changed state
-    // (a back-off counter) it is ordinary for kBackoffExplored iterations, then merged.
-    const bool captured = !self.snapshot.empty();
-    const bool same_loop = captured && self.last_poll_failed && !self.stored_since_poll && self.poll_bar == &bar &&
-                           self.poll_phase == awaited && self.poll_kind == kind && self.site.same_place(self.poll_site);
-    if (!same_loop) {
-      self.backoff_polls = 0;
-    } else if (self.snapshot != self.poll_state) {
-      ++self.backoff_polls;
-      op.backoff = self.backoff_polls > kBackoffExplored;
-    }
-    op.await = same_loop && (self.snapshot == self.poll_state || op.backoff);
-    // With atomic loads in between, the last failed poll was an event (they were); it is a
-    // no-op only when nothing came between it and this poll.
-    flush_failed_poll(op.await && self.loop_reads.empty());
-    self.await_reads.clear();
-    if (op.await) self.await_reads.swap(self.loop_reads);
-    self.loop_reads.clear();
+    perform_deferred_try();                            // an event before this poll: it decides what "the last poll" was
+    classify_poll(*current_, bar, awaited, kind, op);  // a spin iteration? (spin_loops.cpp)
   }
   // A bool try_wait (not a token's, not a status's: those come with no state): one known to
   // guard a wait whose paths meet is that wait (guarded_tries.cpp).
   const bool bool_try = kind == OpKind::try_wait && !token && current_ && !over_ && !current_->snapshot.empty() &&
-                        !op.await && current_->loop_reads.empty() && merge_guarded_tries();
+                        !op.await && merge_guarded_tries();
   const std::int64_t key_phase = awaited;
   // The program's first: its tries are learnt before it runs again from its start (the
   // scheduling point below ends the execution). Only for a search's classification (an
@@ -197,19 +176,8 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   // failed poll, ordered after the write that changed it (StepInfo::read_woken).
   const bool read_woken = !complete && a.op.await;
   if (read_woken) a.op.await = false;
-  a.last_poll_failed = !complete;
   const bool captured = !a.snapshot.empty();
-  if (!complete) {
-    a.poll_state = a.snapshot;  // the state this failed poll was made from (copied: each keeps its buffer)
-    a.poll_bar = &bar;
-    a.poll_phase = awaited;
-    a.poll_kind = kind;
-    a.poll_site = a.site;
-    a.stored_since_poll = false;
-    a.loop_reads.clear();
-  } else {
-    a.backoff_polls = 0;
-  }
+  note_poll_answer(a, bar, awaited, kind, complete);
   a.snapshot.clear();
   record(a, &bar);
   auto step = [&] {

@@ -610,6 +610,12 @@ class Runtime {
   // comes back to an earlier load's call site in the same state, with only loads in between,
   // becomes an await of that iteration's words (memory.cpp).
   void recognise_load_spin(Op& op);
+  // A loop of polls (spin_loops.cpp): before a poll's scheduling point, whether it repeats one
+  // of its loop's (op.await, op.backoff); after its answer, the loop it joins or ends.
+  void classify_poll(Agent& self, const MbarrierState& bar, std::int64_t awaited, OpKind kind, Op& op);
+  void note_poll_answer(Agent& a, MbarrierState& bar, std::int64_t awaited, OpKind kind, bool complete);
+  // The most call sites one loop of polls may poll at (a back-off loop has two).
+  static constexpr std::uint32_t kLoopPollSitesMax = 4;
   void note_load(Agent& a, const std::int64_t* addr, std::int64_t value, bool awaited);
   // The most loads one iteration of such a loop may make and still be recognised.
   static constexpr std::uint32_t kLoadLoopMax = kLoopReadsMax + 1;

@@ -60,6 +60,8 @@ const char* to_string(Stmt s) {
     case Stmt::arrive_relaxed: return "arrive_relaxed";
     case Stmt::spin_flag: return "spin_flag";
     case Stmt::spin_backoff_grow: return "spin_backoff_grow";
+    case Stmt::spin_two_sites: return "spin_two_sites";
+    case Stmt::spin_counter_mem: return "spin_counter_mem";
     case Stmt::spin_atomic: return "spin_atomic";
     case Stmt::spin_atomic_pair: return "spin_atomic_pair";
     case Stmt::inval: return "inval";

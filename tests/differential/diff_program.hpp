@@ -44,6 +44,14 @@
 //   spin_backoff_grow   n = 0; while (!test_wait(bar, arg)) nanosleep(++n);  records nothing:
 //                       the counter grows without bound and is dead after the loop (the
 //                       runtime's back-off merge; the reference: a poll loop)
+//   spin_two_sites      n = 0; for (;;) { if (try_wait(bar, arg)) { r = 0; break; }
+//                         if (n < 2) { ++n; continue; } if (test_wait(bar, arg)) { r = 1; break; } }
+//                       records r: a back-off loop polling at two places (the runtime's loop
+//                       over two call sites), each poll a step of its own
+//   spin_counter_mem    c = 0; while (c < 2) { if (try_wait(bar, arg)) break; c = c + 1; }
+//                       records c; the count lives in a word of the thread's own in global
+//                       memory (P::load / P::store: no spin state that repeats; the loop gives up
+//                       after two failed polls)
 //   try_then_wait       t = try_wait(bar, arg); if (!t) wait(bar, arg);          records t
 //   try_guard_wait      t = try_wait(bar, arg); if (!t) wait(bar, arg);  records nothing: the
 //                       branches meet (CUTLASS's consumer_try_wait then consumer_wait)
@@ -247,6 +255,8 @@ enum class Stmt : std::uint8_t {
   spin_atomic_pair,
   wait_cluster,
   try_guard_wait,
+  spin_two_sites,
+  spin_counter_mem,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -125,6 +125,12 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       s[a].push_back({Stmt::arrive, 0, 0});
       s[b].push_back({g.chance(50) ? Stmt::spin_try_wait : Stmt::spin_backoff, 0, q});
       break;
+    case 19:  // a spin loop over two poll sites, or one whose count lives in memory, waiting for
+              // another thread's arrive (or for a phase nobody completes: a livelock, or the
+              // counted loop's give-up)
+      if (g.chance(80)) s[a].push_back({Stmt::arrive, 0, 0});
+      s[b].push_back({g.chance(50) ? Stmt::spin_two_sites : Stmt::spin_counter_mem, 0, q});
+      break;
     case 1:  // a next-phase poll (or wait) after one's own arrive
       s[a].push_back({Stmt::arrive, 0, 0});
       s[b].push_back({Stmt::arrive, 0, 0});
@@ -410,7 +416,7 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    // (patterns 16, 17 and 18 take half of pattern 5's, 2's and 13's draws, and CUTLASS's
+    // (patterns 16, 17, 18 and 19 take half of pattern 5's, 2's, 13's and 0's draws, and CUTLASS's
     // shapes (generator_cutlass.cpp) half of pattern 3's and 8's, so that older seeds keep
     // their programs)
     const std::uint32_t which = g.pick(16);
@@ -422,6 +428,7 @@ DiffProgram generate(std::uint64_t seed) {
       plant_pattern(g, which == 5 && g.chance(50)    ? 16
                        : which == 2 && g.chance(50)  ? 17
                        : which == 13 && g.chance(50) ? 18
+                       : which == 0 && g.chance(50)  ? 19
                                                      : which);
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&

@@ -155,6 +155,31 @@ bool Explorer::thread_step(State& s, int g) const {
       }
       t.regs.push_back(t.sub);
       break;
+    case Stmt::spin_two_sites:  // sub 0..2: at the try_wait with n = sub; 3: at the test_wait
+      if (t.sub < 3) {
+        if (!poll(t, b, in.arg)) {
+          t.sub += 1;  // n < 2: ++n; n == 2: on to the test_wait
+          return true;
+        }
+        t.regs.push_back(0);
+      } else {
+        if (!poll(t, b, in.arg)) {
+          t.sub = 2;  // back to the try_wait with n = 2 (the state it had there: a cycle)
+          return true;
+        }
+        t.regs.push_back(1);
+      }
+      break;
+    case Stmt::spin_counter_mem:  // sub = c, the thread's own count (no other thread reads it)
+      if (poll(t, b, in.arg)) {
+        t.regs.push_back(t.sub);
+      } else if (t.sub + 1 < 2) {
+        t.sub += 1;
+        return true;
+      } else {
+        t.regs.push_back(2);  // gave up
+      }
+      break;
     case Stmt::try_then_wait:
     case Stmt::try_guard_wait:
       if (t.sub == 0) {  // the try_wait

@@ -22,6 +22,7 @@ RuntimeProgram::RuntimeProgram(DiffProgram program) : program_(std::move(program
   shape_.copy_pieces = program_.copy_pieces;
   shape_.smem_bytes = barrier_bytes<P>(program_.barriers) + kSlotsOffset + kSlots * kSlotBytes;
   registers_.resize(program_.total_threads());
+  counters_.resize(program_.total_threads());
   smem_.assign(program_.ctas, nullptr);
   sources_.resize(static_cast<std::size_t>(program_.ctas) * kSlots * kSlotWords);
   for (std::uint32_t c = 0; c < program_.ctas; ++c)
@@ -125,6 +126,33 @@ void RuntimeProgram::thread_main() {
           P::nanosleep(++grow);
           asm volatile("" : : "r"(grow));  // live in the loop (the host's nanosleep is empty), dead after it
         }
+        break;
+      }
+      case Stmt::spin_two_sites: {
+        std::int64_t by_test = 0;
+        std::uint32_t rounds = 0;
+        for (;;) {
+          if (bar.try_wait(q)) break;
+          if (rounds < 2) {
+            ++rounds;
+            continue;
+          }
+          if (bar.test_wait(q)) {
+            by_test = 1;
+            break;
+          }
+        }
+        regs[n++] = by_test;
+        break;
+      }
+      case Stmt::spin_counter_mem: {
+        std::int64_t* count = &counters_[g];
+        P::store(count, std::int64_t{0});
+        while (P::load(count) < 2) {
+          if (bar.try_wait(q)) break;
+          P::store(count, P::load(count) + 1);
+        }
+        regs[n++] = P::load(count);
         break;
       }
       case Stmt::try_then_wait: {

@@ -26,7 +26,8 @@ class RuntimeProgram final : public sim::Program {
   std::vector<std::vector<std::int64_t>> registers_;
   std::vector<const unsigned char*> smem_;  // each CTA's shared memory in this execution
   std::array<std::int64_t, kAtomicWords> atomics_{};
-  std::vector<std::int64_t> sources_;  // copy sources in global memory, per (cta, slot)
+  std::vector<std::int64_t> sources_;   // copy sources in global memory, per (cta, slot)
+  std::vector<std::int64_t> counters_;  // spin_counter_mem's count, a word per thread (global memory)
 };
 
 }  // namespace mbcheck::diff
