@@ -8,8 +8,9 @@
 # builds and runs the same executables.
 # Files under $OUT: summary.txt (read it first), build.log (nvidia-smi, nvcc -Xptxas -v, the
 # benchmark kernel's SASS), gpu-tests.log, litmus_observed.txt, traces.txt, sanitizer.log,
-# bench.log.
-# Exit status: 0 when every test passed and every sanitizer was clean.
+# bench.log, misuse-rules.txt (test_misuse_rules --list), misuse-rules.sass.
+# RUN_GPU_ONLY=cutlass or RUN_GPU_ONLY=rules runs one section alone; unset runs everything.
+# Exit status: 0 when every test passed and every sanitizer was clean (recorded runs aside).
 set -u
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
@@ -39,11 +40,18 @@ note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=cs
 note "nvcc: $(nvcc --version | tail -1)"
 
 NVCC_FLAGS=(-std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a --Werror=all-warnings -I. -Xptxas -v)
-# RUN_GPU_ONLY=cutlass: only the CUTLASS steps at the end (the rest of the run is unchanged by them).
-if [ "${RUN_GPU_ONLY:-}" != cutlass ]; then
+# RUN_GPU_ONLY=cutlass: only the CUTLASS steps at the end; RUN_GPU_ONLY=rules: only the misuse
+# rules and proxy litmus section (neither changes what the rest of the run does). Unset: all.
+ONLY=${RUN_GPU_ONLY:-}
+case "$ONLY" in
+  "" | cutlass | rules) ;;
+  *) note "RUN_GPU_ONLY=$ONLY: unknown (cutlass, rules, or unset for everything)"; exit 2 ;;
+esac
+RULE_EXES="test_misuse_rules test_proxy_litmus"
+if [ -z "$ONLY" ]; then
 built=1
 for exe in test_residual_add test_spec_paths test_warp_specialized test_clusters test_sync_ops test_conformance litmus_runner \
-  trace_residual_add bench_residual_add; do
+  trace_residual_add bench_residual_add $RULE_EXES; do
   step "build $exe" "$OUT/build.log" nvcc "${NVCC_FLAGS[@]}" "device/$exe.cu" -o "$BIN/$exe" || built=0
 done
 [ $built -eq 1 ] || { note "build failed: see build.log"; exit 1; }
@@ -171,12 +179,66 @@ step "benchmark residual-add vs cudaMemcpy" "$OUT/bench.log" "$BIN/bench_residua
   "${BENCH_RUNS:-30}"
 grep -E "^(cudaMemcpy|best|PASS|FAIL)" "$OUT/bench.log" >>"$SUMMARY"
 
-fi  # RUN_GPU_ONLY
+fi  # RUN_GPU_ONLY unset
+
+# The emulator's misuse rules on hardware (device/test_misuse_rules.cu): the baseline (each
+# rule's kernel with its misuse removed) is a step; each misuse then runs alone under a timeout
+# (a hang ends as exit 124; a fault is that process's alone), recorded with its exit status and
+# its line, then under synccheck with the error summary and the first error it reports. Then the
+# proxy litmus (device/test_proxy_litmus.cu), a measurement, with racecheck per fencing.
+# Recorded, not pass/fail, except the two baseline steps.
+if [ -z "$ONLY" ] || [ "$ONLY" = rules ]; then
+  if [ "$ONLY" = rules ]; then
+    built=1
+    for exe in $RULE_EXES; do
+      step "build $exe" "$OUT/build.log" nvcc "${NVCC_FLAGS[@]}" "device/$exe.cu" -o "$BIN/$exe" || built=0
+    done
+    [ $built -eq 1 ] || { note "build failed: see build.log"; exit 1; }
+  fi
+  step "gpu test misuse-rules baseline (every rule's kernel, misuse removed)" "$OUT/gpu-tests.log" \
+    timeout 120 "$BIN/test_misuse_rules"
+  grep -E "^(baseline .*: WRONG|(PASS|FAIL): [0-9]+ of [0-9]+ baselines wrong)" "$OUT/gpu-tests.log" | tail -25 >>"$SUMMARY"
+  "$BIN/test_misuse_rules" --list >"$OUT/misuse-rules.txt" 2>&1
+  # How ptxas encoded wait_group.read 8 and the two bar instructions of the divergent kernel.
+  cuobjdump --dump-sass "$BIN/test_misuse_rules" >"$OUT/misuse-rules.sass" 2>&1
+  note "misuse rules: $(grep -vc '^not expressible' "$OUT/misuse-rules.txt") kernels, $(grep -c '^not expressible' "$OUT/misuse-rules.txt") forms ptxas rejects (misuse-rules.txt)"
+  rules=$(grep -v '^not expressible' "$OUT/misuse-rules.txt" | cut -d' ' -f1)
+  for m in $rules; do
+    echo "== misuse rule $m (recorded, not a pass/fail)" >>"$OUT/gpu-tests.log"
+    timeout -k 10 30 "$BIN/test_misuse_rules" --misuse "$m" >"$OUT/rule.txt" 2>&1
+    rc=$?
+    cat "$OUT/rule.txt" >>"$OUT/gpu-tests.log"
+    line=$(grep "^misuse $m " "$OUT/rule.txt" | tail -1)
+    result=${line#*): }  # after "misuse NAME (emulator: KIND): "
+    kind=${line#*emulator: }
+    note "rule $m (emulator ${kind%%)*}): exit $rc$([ $rc -eq 124 ] || [ $rc -eq 137 ] && echo ' (hung: ended by the timeout)'); ${result#*: }"
+    echo "== synccheck on misuse rule $m (recorded)" >>"$OUT/sanitizer.log"
+    timeout -k 10 60 compute-sanitizer --tool synccheck "$BIN/test_misuse_rules" --misuse "$m" >"$OUT/rule.txt" 2>&1
+    rc=$?
+    cat "$OUT/rule.txt" >>"$OUT/sanitizer.log"
+    first=$(grep -E '^========= [A-Za-z]' "$OUT/rule.txt" | grep -vE 'COMPUTE-SANITIZER|ERROR SUMMARY' | head -1)
+    note "  synccheck $m: exit $rc; $(grep -E 'ERROR SUMMARY' "$OUT/rule.txt" | tail -1 | sed 's/^========= //')${first:+; first: ${first#========= }}"
+  done
+  step "misuse-rules baseline after the misuses" "$OUT/gpu-tests.log" timeout 120 "$BIN/test_misuse_rules"
+  step "gpu litmus proxy (generic read/ldmatrix then async write, generic write then bulk store; fenced, unfenced)" \
+    "$OUT/gpu-tests.log" timeout 300 "$BIN/test_proxy_litmus" "${PROXY_LITMUS_ROUNDS:-10000}"
+  grep -E "^litmus proxy" "$OUT/gpu-tests.log" | tail -6 >>"$SUMMARY"
+  for f in fenced unfenced; do
+    echo "== racecheck proxy litmus --quick --only $f (recorded)" >>"$OUT/sanitizer.log"
+    timeout -k 10 300 compute-sanitizer --tool racecheck "$BIN/test_proxy_litmus" --quick --only "$f" >"$OUT/rule.txt" 2>&1
+    rc=$?
+    cat "$OUT/rule.txt" >>"$OUT/sanitizer.log"
+    first=$(grep -m1 -E '^========= (Error|Warning)' "$OUT/rule.txt")
+    note "racecheck proxy litmus --quick $f (recorded): exit $rc; $(grep -E 'RACECHECK SUMMARY' "$OUT/rule.txt" | tail -1 | sed 's/^========= //')${first:+; first: ${first#========= }}"
+  done
+  rm -f "$OUT/rule.txt"
+fi
 
 # The CUTLASS-style example (examples/cutlass_pipeline): the kernel mbcheck checks on the host
 # (ctest -L cutlass), here on the GPU from the same source, its output compared bit for bit.
 # CUTLASS's include/ comes from MBCHECK_CUTLASS_DIR, else a copy carried into the checkout as
 # third_party_cutlass/ (git-ignored), else ../shared/third_party/cutlass.
+if [ "$ONLY" != rules ]; then
 CUTLASS_DIR=""
 for d in "${MBCHECK_CUTLASS_DIR:-}" third_party_cutlass ../shared/third_party/cutlass; do
   if [ -n "$d" ] && [ -f "$d/include/cutlass/cutlass.h" ]; then CUTLASS_DIR=$d; break; fi
@@ -227,6 +289,7 @@ if [ -n "$CUTLASS_DIR" ] && [ -f "$CUTLASS_DIR/tools/util/include/cutlass/util/r
 else
   note "cutlass gemm: SKIPPED (no CUTLASS tree with tools/util/include)"
 fi
+fi  # RUN_GPU_ONLY != rules
 
 note "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status
