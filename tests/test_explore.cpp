@@ -221,7 +221,8 @@ TEST_CASE("the bug zoo: exhaustive search finds every mutation, with its kind", 
       Bug{"explicit-without-signal", {Verdict::deadlock}, {}}, Bug{"use-before-init", {Verdict::misuse}, {}},
       Bug{"reinit-live", {Verdict::misuse}, {}},
       Bug{"all-lanes-produce", {Verdict::aliasing}, {{"threads-per-warp", "4"}}},
-      Bug{"consumer-do-while", {Verdict::deadlock}, {{"tiles", "0"}}});
+      Bug{"consumer-do-while", {Verdict::deadlock}, {{"tiles", "0"}}},
+      Bug{"no-read-fence", {Verdict::race}, {{"proxy-fences", "strict"}}});
   auto size = GENERATE(as<std::string>{}, "full", "tiny");
   Opts opts = size == "full" ? Opts{{"tiles", "4"}} : tiny({{"tiles", "3"}});
   if (size == "tiny" && bug.mutation == "tx-undercount-split") opts["tile-elems"] = "16";  // two 32-byte halves

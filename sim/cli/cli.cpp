@@ -26,7 +26,10 @@
 namespace mbcheck::sim::cli {
 
 Registry::Registry(const std::vector<ProtocolEntry>& entries) : entries_(entries) {
-  for (auto& e : entries_) e.info.options.push_back(on_misuse_option());
+  for (auto& e : entries_) {
+    e.info.options.push_back(on_misuse_option());
+    e.info.options.push_back(proxy_fences_option());
+  }
 }
 
 std::vector<ProtocolInfo> Registry::infos() const {
@@ -38,7 +41,7 @@ std::vector<ProtocolInfo> Registry::infos() const {
 std::unique_ptr<CliProgram> Registry::make(const std::string& name,
                                            const std::map<std::string, std::string>& options) const {
   for (const auto& e : entries_)
-    if (e.info.name == name) return make_with_on_misuse(e.make, options);
+    if (e.info.name == name) return make_with_modes(e.make, options);
   std::string known;
   for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.info.name;
   throw ShapeError(

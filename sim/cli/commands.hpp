@@ -25,16 +25,6 @@ namespace mbcheck::sim::cli {
 // Steps one execution may take, for every command (check, fuzzing and run alike).
 inline constexpr std::uint64_t kDefaultMaxSteps = 10'000'000;
 
-// --on-misuse (sim/cli/on_misuse.cpp): an option every protocol has, which the command line
-// takes out of the options before the protocol sees them.
-inline constexpr const char* kOnMisuseOption = "on-misuse";
-OptionInfo on_misuse_option();
-// make(options without on-misuse), run as on-misuse says; ShapeError for a value not
-// stop or continue.
-std::unique_ptr<CliProgram> make_with_on_misuse(
-    const std::function<std::unique_ptr<CliProgram>(const std::map<std::string, std::string>&)>& make,
-    std::map<std::string, std::string> options);
-
 // The protocols this command line knows, each with the options every protocol has.
 class Registry {
  public:

@@ -40,7 +40,7 @@ const ProtocolInfo kEpiLoad{
     },
     {"consumer-count-plus-one", "producer-start-phase-0", "producer-skips-empty-wait", "release-before-read",
      "tx-overcount", "tx-undercount-split", "single-stage-wrong-parity", "double-arrive", "explicit-without-signal",
-     "use-before-init", "reinit-live", "all-lanes-produce", "consumer-do-while"},
+     "use-before-init", "reinit-live", "all-lanes-produce", "consumer-do-while", "no-read-fence"},
 };
 
 using KernelFn = void (*)(const ResidualAddParams&);
@@ -398,7 +398,8 @@ const std::vector<ProtocolInfo>& bundled_protocols() {
   return all;
 }
 
-std::unique_ptr<CliProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options) {
+namespace {
+std::unique_ptr<CliProgram> make_bundled(const std::string& name, const std::map<std::string, std::string>& options) {
   if (name == kEpiLoad.name) return std::make_unique<EpiLoadProgram>(options);
   if (name == kTmaPipeline.name) return std::make_unique<TmaPipelineProgram>(options);
   if (name == kPingPong.name) return make_pingpong(options);
@@ -410,6 +411,11 @@ std::unique_ptr<CliProgram> make_protocol(const std::string& name, const std::ma
   std::string known;
   for (const auto& p : bundled_protocols()) known += (known.empty() ? "" : ", ") + p.name;
   throw ShapeError(fmt::format("unknown protocol '{}' (bundled: {})", name, known));
+}
+}  // namespace
+
+std::unique_ptr<CliProgram> make_protocol(const std::string& name, const std::map<std::string, std::string>& options) {
+  return make_with_modes([&](const auto& o) { return make_bundled(name, o); }, options);
 }
 
 }  // namespace mbcheck::sim

@@ -1,6 +1,7 @@
 // The protocols bundled with mbcheck, built from command-line style options.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -39,6 +40,17 @@ class CliProgram : public Program {
   virtual std::string result_summary() const = 0;
 };
 using BundledProgram = CliProgram;  // its old name, kept for protocols written against it
+
+// --on-misuse and --proxy-fences (sim/protocols/launch_modes.cpp): options every protocol has
+// (bundled or a user's), taken out of the options before the protocol sees them.
+inline constexpr const char* kOnMisuseOption = "on-misuse";
+inline constexpr const char* kProxyFencesOption = "proxy-fences";
+OptionInfo on_misuse_option();
+OptionInfo proxy_fences_option();
+// make(options without those), run as they say; ShapeError for a value not one of theirs.
+std::unique_ptr<CliProgram> make_with_modes(
+    const std::function<std::unique_ptr<CliProgram>(const std::map<std::string, std::string>&)>& make,
+    std::map<std::string, std::string> options);
 
 const std::vector<ProtocolInfo>& bundled_protocols();
 // Throws ShapeError for an unknown protocol, unknown option, bad value or impossible shape.

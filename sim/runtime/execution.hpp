@@ -120,6 +120,10 @@ void name_site(TraceEntry& t, const CallSite& site);
 // --on-misuse: stop at a misuse, or answer the ones the hardware answers and go on.
 enum class OnMisuse : std::uint8_t { stop, proceed };
 
+// --proxy-fences: which generic accesses need fence.proxy.async before the async proxy touches
+// their bytes (docs/semantics.md, "A generic read followed by an async write").
+enum class ProxyFences : std::uint8_t { writes, strict };
+
 // What one execution launches: a grid of CTAs of threads, each CTA with its own zeroed
 // dynamic shared memory.
 struct LaunchShape {
@@ -147,6 +151,11 @@ struct LaunchShape {
   // the wait is answered by parity): stop there (a misuse verdict), or proceed as the hardware
   // does, to the deadlock, race or wrong result it leads to (Outcome::root names the misuse).
   OnMisuse on_misuse = OnMisuse::stop;
+  // strict (the default): a generic write read next by the async proxy needs the writer's
+  // fence.proxy.async, and a generic read overwritten next by the async proxy needs one too
+  // (PTX's memory model makes either unfenced pair a data race; Triton ConSan requires both);
+  // writes: the first only (mbcheck's rule before 0.3).
+  ProxyFences proxy_fences = ProxyFences::strict;
 };
 // Why `shape` cannot be launched (a cluster that does not divide the grid, ...), or nullopt.
 std::optional<std::string> launch_shape_error(const LaunchShape& shape);

@@ -164,6 +164,28 @@ std::string Runtime::describe_address(const void* addr) const {
 
 void Runtime::end_race(const RaceDetector::Race& race) {
   auto what = [](bool writes) { return writes ? "writes" : "reads"; };
+  if (race.missing_fence && !race.first_writes) {
+    // --proxy-fences strict: a generic read, then the async proxy's write of the same bytes.
+    const char* fence = race.written_space == MemorySpace::global        ? "fence.proxy.async.global"
+                        : race.written_space == MemorySpace::peer_shared ? "fence.proxy.async.shared::cluster"
+                                                                         : "fence.proxy.async.shared::cta";
+    end(Verdict::race,
+        fmt::format("missing fence.proxy.async: {} overwrites {} with the async proxy (step {}), but {} read it "
+                    "with an ordinary load (step {}) and no {} (or fence.proxy.async) came between: the reader's "
+                    "after its read and before its release, or the issuer's after it learnt of the read "
+                    "(--proxy-fences strict)",
+                    describe_agent(race.second), describe_address(race.address), race.second_step,
+                    describe_agent(race.first), race.first_step, fence));
+    outcome_.culprits = {race.first, race.second};
+    outcome_.located = {
+        located(sites_.at(race.second_site),
+                fmt::format("{} overwrites {} with the async proxy (issued here, step {})", describe_agent(race.second),
+                            describe_address(race.address), race.second_step)),
+        located(sites_.at(race.first_site),
+                fmt::format("{} read it here (step {}), with no fence.proxy.async after it before its release",
+                            describe_agent(race.first), race.first_step))};
+    return;
+  }
   if (race.missing_fence) {
     // The fences that cover the write (fence_covers): name the narrowest.
     const char* fence = race.written_space == MemorySpace::global        ? "fence.proxy.async.global"
@@ -224,9 +246,10 @@ bool Runtime::access_data(const void* addr, std::size_t bytes, bool write, std::
     end_endless_accesses();
     return false;
   }
-  // A write's state space relative to its writer decides which fence.proxy.async covers it.
+  // A write's state space relative to its writer decides which fence.proxy.async covers it (and
+  // a read's, under --proxy-fences strict).
   MemorySpace space = MemorySpace::own_shared;
-  if (write) {
+  if (write || shape_.proxy_fences == ProxyFences::strict) {
     const std::int64_t cta = cta_of(addr, current_->cta);
     space = cta < 0                                            ? MemorySpace::global
             : static_cast<std::uint32_t>(cta) == current_->cta ? MemorySpace::own_shared

@@ -129,6 +129,11 @@ class RaceDetectorCore {
   void block_arrive(AgentId a, std::uint32_t key);
   void join_all(const std::vector<AgentId>& agents, std::uint32_t key);
   void fence_async(AgentId a, FenceSpaces spaces);  // fence.proxy.async{.space} by a
+  // `--proxy-fences strict` (docs/semantics.md, "A generic read followed by an async write"):
+  // an async-proxy write of a word that a thread read with the generic proxy is a race unless
+  // the reader ran a covering fence.proxy.async after the read and before the release that
+  // orders it, or the issuing thread ran one after it came to know of the read.
+  void set_strict_proxy(bool on) { strict_proxy_ = on; }
   // Async-groups, per owner and family (sim/runtime/async_groups.hpp): `member` of group
   // `group` of `owner` is done (~0u: not committed yet).
   void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group);
@@ -303,6 +308,15 @@ class RaceDetectorCore {
   std::vector<std::pair<VClock, Knowledge>> block_arrivals_;  // per CTA: this generation's bar.arrive 0
   // per agent and MemorySpace: its generic writes there up to this epoch are fenced
   std::vector<std::array<std::uint32_t, kMemorySpaces>> fenced_;
+  // Strict proxy fences: per agent and MemorySpace, the epochs of its fence.proxy.async covering
+  // it, in order (a read is covered by the first fence at or after it, if the writer knows the
+  // reader past that fence); and per agent, its clock at its latest fence and that fence's
+  // spaces (a copy agent starts with its issuer's: the fence came before the issue).
+  bool strict_proxy_ = false;
+  std::vector<std::array<std::vector<std::uint32_t>, kMemorySpaces>> fence_epochs_;
+  std::vector<VClock> fence_knows_;
+  std::vector<FenceSpaces> fence_knows_spaces_;
+  bool read_fenced(const Epoch& r, AgentId writer) const;
   // per kind, issuing thread and async-group: the join of its done members' clocks
   std::vector<std::vector<VClock>> groups_done_[kGroupKinds];
   std::vector<VClock> done_uncommitted_[kGroupKinds];  // per family and owner: done before their commit
@@ -383,6 +397,10 @@ class RaceDetector {
   }
   void fence_async(AgentId a, FenceSpaces spaces) {
     with([&](auto& d) { d.fence_async(a, spaces); });
+  }
+  void set_strict_proxy(bool on) {
+    dense_.set_strict_proxy(on);
+    shared_.set_strict_proxy(on);
   }
   void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group) {
     with([&](auto& d) { d.group_member_done(member, owner, kind, group); });

@@ -167,6 +167,10 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
     for (int s = 0; s < kSlots; ++s) r.phase[s] = INT64_MIN;
   shared_reads_.clear();
   fenced_.assign(agents, {});
+  for (VClock& c : fence_knows_) c.clear();
+  for (auto& spaces : fence_epochs_)
+    for (auto& epochs : spaces) epochs.clear();
+  fence_knows_spaces_.assign(fence_knows_spaces_.size(), 0);
   for (VClock& c : exit_clocks_) c.clear();
   for (auto& [clock, known] : block_arrivals_) {
     clock.clear();
@@ -221,6 +225,16 @@ void RaceDetectorCore<Clock>::add_agent(AgentId id, AgentId parent) {
   if (track_knowledge_) known_[id] = known_[parent];
   clocks_[id] = clocks_[parent];
   clocks_[id].at(id) = 1;
+  if (strict_proxy_ && parent < fence_knows_spaces_.size() && fence_knows_spaces_[parent] != 0) {
+    if (fence_knows_.size() <= id) {
+      fence_knows_.resize(id + 1);
+      fence_knows_spaces_.resize(id + 1, 0);
+    }
+    fence_knows_[id] = fence_knows_[parent];
+    fence_knows_spaces_[id] = fence_knows_spaces_[parent];
+  } else if (id < fence_knows_spaces_.size()) {
+    fence_knows_spaces_[id] = 0;
+  }
   step_[id] = step_[parent];
   ++clocks_[parent].at(parent);  // the issuer's later accesses are not ordered before the copy
 }
@@ -337,7 +351,34 @@ void RaceDetectorCore<Clock>::fence_async(AgentId a, FenceSpaces spaces) {
   if (fenced_.size() <= a) fenced_.resize(a + 1);
   for (std::size_t s = 0; s < kMemorySpaces; ++s)
     if (spaces >> s & 1u) fenced_[a][s] = clocks_[a][a];
+  if (strict_proxy_) {
+    if (fence_knows_.size() <= a) {
+      fence_knows_.resize(a + 1);
+      fence_knows_spaces_.resize(a + 1, 0);
+    }
+    fence_knows_[a] = clocks_[a];
+    fence_knows_spaces_[a] = spaces;
+    if (fence_epochs_.size() <= a) fence_epochs_.resize(a + 1);
+    for (std::size_t s = 0; s < kMemorySpaces; ++s)
+      if (spaces >> s & 1u) fence_epochs_[a][s].push_back(clocks_[a][a]);
+  }
   ++clocks_[a].at(a);  // writes after the fence are not covered by it
+}
+
+// A generic read `r`, ordered before an async write by `writer`: covered by the reader's fence
+// (after the read: its epoch at the fence is the read's or later; before the release that
+// orders it: the writer knows the reader past the fence), or by the issuer's (its latest fence
+// before the issue knew of the read), with a fence whose spaces hold the read's.
+template <class Clock>
+bool RaceDetectorCore<Clock>::read_fenced(const Epoch& r, AgentId writer) const {
+  const auto space = static_cast<std::size_t>(r.space);
+  if (r.agent < fence_epochs_.size()) {
+    const auto& epochs = fence_epochs_[r.agent][space];
+    const auto first = std::lower_bound(epochs.begin(), epochs.end(), r.clock);
+    if (first != epochs.end() && clocks_[writer][r.agent] > *first) return true;
+  }
+  return writer < fence_knows_spaces_.size() && (fence_knows_spaces_[writer] >> space & 1u) != 0 &&
+         fence_knows_[writer][r.agent] >= r.clock;
 }
 
 template <class Clock>
@@ -433,6 +474,22 @@ std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* a
       if (s.more_reads) [[unlikely]]
         for (const Epoch& r : shared_reads_[s.more_reads - 1])
           if (r.agent != a && !ordered(r, a) && !(atomic && r.atomic)) note_race(found, r, false, now, write, w);
+      // Strict proxy fences: the async proxy overwriting what a thread read with the generic proxy.
+      if (strict_proxy_ && async && !found) [[unlikely]] {
+        auto unfenced = [&](const Epoch& r) { return r.agent != ~0u && !r.async && !read_fenced(r, a); };
+        const Epoch* r = unfenced(s.read) ? &s.read : nullptr;
+        if (!r && s.more_reads)
+          for (const Epoch& e : shared_reads_[s.more_reads - 1])
+            if (unfenced(e)) {
+              r = &e;
+              break;
+            }
+        if (r) {
+          note_race(found, *r, false, now, write, w);
+          found->missing_fence = true;
+          found->written_space = r->space;
+        }
+      }
       s.write = now;
       s.read = Epoch{};
       s.more_reads = 0;

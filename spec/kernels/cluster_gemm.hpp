@@ -184,6 +184,9 @@ MBCHECK_HD void cluster_gemm_kernel(const ClusterGemmParams& p) {
         acc += product;
       }
       const bool skip = p.mutation == M::skip_remote_arrivals && k + 1 == p.k_blocks && j + 1 == tiles && t < 32;
+      // The stage was read with ordinary loads; the next fill (a multicast may come from a peer)
+      // writes it with the async proxy: this CTA's reads need the proxy fence (docs/semantics.md).
+      P::fence_proxy_async_shared_cta();
       pipe.consumer_release(st, skip, p.mutation == M::local_release_only);
     }
     if (!p.ordered)

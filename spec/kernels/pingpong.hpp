@@ -103,6 +103,7 @@ MBCHECK_HD void pingpong_kernel(const PingPongParams& p) {
       full(st.index()).wait_parity(st.phase());
       const float* block = stages + st.index() * p.tile_elems;
       for (std::uint32_t i = lane; i < p.tile_elems; i += p.group_threads) sum += P::load(block + i);
+      P::fence_proxy_async_shared_cta();  // generic reads before the next bulk copy's writes
       empty(st.index()).arrive();
     }
     their_turn.arrive();

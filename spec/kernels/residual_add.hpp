@@ -37,6 +37,9 @@ enum class ResidualAddMutation : std::uint32_t {
   consumer_do_while,          // the store warps' tile loop tests its bound after the first pass
                               // (right while every CTA has a tile): a CTA with none waits for a
                               // fill that never comes: deadlock
+  no_read_fence,              // consumers release the stage they read with no fence.proxy.async
+                              // before the release: a race under --proxy-fences strict (PTX's
+                              // reading), none under writes
 };
 
 struct ResidualAddParams {
@@ -181,6 +184,11 @@ MBCHECK_HD void residual_add_kernel(const ResidualAddParams& p) {
       } else {
         auto stage = pipe.consume();
         residual_add_store_tile<P>(p, stage_bufs + stage.index() * p.tile_elems, t, me, consumers);
+        // The stage was read with ordinary loads and the producer's next bulk copy overwrites
+        // it: PTX orders a generic read before an async-proxy write only through a proxy fence,
+        // here the reader's, before the release (docs/semantics.md; CUTLASS's TMA epilogues do
+        // the same before consumer_release).
+        if (p.mutation != M::no_read_fence) P::fence_proxy_async_shared_cta();
         if (p.mutation == M::double_arrive && me == 0) pipe.pipeline.consumer_mbar().arrive();
       }
     }

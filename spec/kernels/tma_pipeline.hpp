@@ -119,6 +119,9 @@ MBCHECK_HD void tma_mainloop_kernel(const TmaMainloopParams& p) {
       if (p.mutation == M::consumer_release_before_read) pipe.consumer_release(st);
       const float* tile = tiles + st.index() * p.tile_elems;
       for (std::uint32_t i = me - 1; i < p.tile_elems; i += p.consumers) sum += P::load(tile + i);
+      // Read with ordinary loads, overwritten next by a bulk copy (the async proxy): PTX orders
+      // the two only through a proxy fence (docs/semantics.md).
+      P::fence_proxy_async_shared_cta();
       if (p.mutation != M::consumer_release_before_read) pipe.consumer_release(st);
     }
     P::store(p.out + (me - 1), sum);
