@@ -317,6 +317,17 @@ class Runtime {
   // address `pc` (CallSites::pc_id); an `atomic` one never races with other atomics. No throw
   // (an exception through a compiler callback ends the process): the thread unwinds later.
   void code_access(const void* addr, std::size_t bytes, bool write, const void* pc, bool atomic = false) noexcept;
+  // A store of instrumented code to memory the race detector does not track (a host object, a
+  // global of the program): not the thread's stack, so its state lives there too. It ends a
+  // spin iteration (the loop's count may be that word) and a guarded try's comparison.
+  void untracked_store(const void* addr) noexcept {
+    if (!current_) return;
+    const auto* p = static_cast<const unsigned char*>(addr);
+    if (p >= current_->stack_lo && p < current_->stack_hi) return;  // in the snapshot
+    current_->stored_since_poll = true;
+    current_->loads_in_loop = 0;
+    current_->guard_touched = true;
+  }
   // A thread of this execution runs protocol code (not the runtime's, not the host's).
   bool in_thread_code() const {
     return current_ && !over_ && current_->kind == Agent::Kind::thread && in_protocol_.load(std::memory_order_relaxed);

@@ -112,6 +112,33 @@ __global__ void dsmem_kernel(int* g, int sync) {
   P::barrier_cluster_wait_aligned();
 }
 
+// (h) a poll loop counting its polls in a host object (neither the kernel's memory nor the
+// thread's stack): registers and stack repeat from poll to poll, the count does not. Nobody
+// completes the phase (count 2, one arrival): the loop gives up after three polls; it is no
+// spin to merge, and no livelock.
+struct PollCount {
+  int polls;
+};
+PollCount g_poll_counts[64];
+
+__global__ void host_counter_kernel(int* g, int) {
+  extern __shared__ int smem[];
+  auto& bar = *reinterpret_cast<P::Barrier*>(mbcheck::cutlass_host::shared_address(smem, sizeof(P::Barrier), "smem"));
+  if (threadIdx.x == 0) P::mbarrier_init(bar, 2);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    P::mbarrier_arrive(bar);
+  } else {
+    PollCount& count = g_poll_counts[threadIdx.x];
+    count.polls = 0;
+    while (count.polls < 3) {
+      if (P::mbarrier_try_wait_parity(bar, 0)) break;
+      ++count.polls;
+    }
+    g[threadIdx.x] = count.polls;
+  }
+}
+
 namespace {
 
 int failures = 0;
@@ -209,6 +236,10 @@ int main() {
          "a plain DSMEM store, a cluster barrier, the owner's read: verified " + r.report);
   r = launch_cluster(dsmem_kernel, buffer, 0, 2, 2, 32);
   expect(race(r), "a plain DSMEM store and the owner's read without a barrier: a race\n" + r.report);
+
+  r = launch(host_counter_kernel, buffer, 0, 1, 2);
+  expect(verified(r) && buffer[1] == 3,
+         "(h) a poll loop counting in a host object gives up after three polls: verified, no livelock " + r.report);
 
   cudaFree(buffer);
   std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");

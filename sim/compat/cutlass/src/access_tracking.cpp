@@ -5,7 +5,8 @@
 // mapa) and of cudaMalloc'd global memory go to the runtime's race detector with their
 // return address as their line (symbolized only for a report). Everything else (the stack,
 // host memory, the runtime's own data) is dismissed by a range check; so is every access
-// outside a launch's threads.
+// outside a launch's threads. A dismissed store off the thread's stack still ends a spin
+// iteration (Runtime::untracked_store): the state it changed is not in the snapshot.
 //
 // Not tracked: registers, inline asm (the layer's instructions are Platform calls, tracked by
 // the runtime), code of translation units built without the instrumentation, the runtime's
@@ -47,12 +48,24 @@ void track_slow(std::uintptr_t at, std::size_t bytes, bool write, const void* pc
     address = sim::HostPlatform::shared_memory() + (at - g_window_range.begin);
   } else if (!(at >= g_device_memory_span.begin && at < g_device_memory_span.end && is_device_memory(address)) &&
              !(g_window_range.cluster && peer_window(*rt, address))) {
+    // Not the kernel's memory: no race to find, but a store there is state outside the
+    // thread's registers and stack (a loop counter in a host object): spin recognition and
+    // guarded tries must see it.
+    if (write) rt->untracked_store(address);
     return;
   }
   if (g_recording.size() <= self) g_recording.resize(self + 1, 0);
   g_recording[self] = 1;
   rt->code_access(address, bytes, write, pc, atomic);
   g_recording[self] = 0;
+}
+
+void untracked_store_slow(std::uintptr_t at) {
+  sim::Runtime* rt = sim::Runtime::current_or_null();
+  if (!rt || !rt->in_thread_code()) return;
+  const sim::AgentId self = rt->running_agent()->id;
+  if (self < g_recording.size() && g_recording[self]) return;  // the runtime's own work
+  rt->untracked_store(reinterpret_cast<const void*>(at));
 }
 
 }  // namespace mbcheck::cutlass_host
