@@ -250,8 +250,8 @@ struct HostPlatform {
     rt().at(site);
     rt().cp_async_mbarrier_arrive(b, true);
   }
-  // This thread's ordinary stores so far become visible to the async proxy
-  // (race detector).
+  // This thread's ordinary stores so far become visible to the async proxy, and its ordinary
+  // loads so far are ordered before the async proxy's later writes (race detector).
   // PTX: fence.proxy.async.shared::cta
   static void fence_proxy_async_shared_cta(const CallSite& site = CallSite::current()) {
     rt().at(site);

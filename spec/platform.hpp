@@ -52,8 +52,10 @@
 //                          immediate in PTX: another N is a misuse on the host, a trap on the GPU)
 //   P::fence_proxy_async_shared_cta()                           fence.proxy.async.shared::cta:
 //                          needed between a thread's ordinary stores to shared memory and
-//                          the async proxy (a TMA store) reading them; it orders accesses to
-//                          this CTA's shared memory only
+//                          the async proxy (a TMA store) reading them, and between its
+//                          ordinary loads and the async proxy (a TMA load) overwriting them
+//                          (after the loads, before the release); it orders accesses to this
+//                          CTA's shared memory only
 //   P::fence_proxy_async()                                      fence.proxy.async: the same for
 //                          every state space (global and shared memory)
 //   P::fence_proxy_async_global()                               fence.proxy.async.global: the same

@@ -153,6 +153,36 @@ TEST_CASE("a loop whose count lives in memory gives up, and is no livelock", "[e
   CHECK(registers_of(c.search.outcomes) == std::set<std::string>{"[][0,]", "[][1,]", "[][2,]"});
 }
 
+// PTX ISA 8.9.5: X precedes Y in proxy-preserved base causality order only if both are generic,
+// or of one proxy and one thread block, or aliases with a proxy fence between; a slot read with
+// an ordinary load (generic) and overwritten by a bulk copy (cp.async.bulk: "performed in the
+// asynchronous proxy") are neither, so the mbarrier release/acquire between them orders them only
+// with a fence.proxy.async: the reader's before its release, or the issuer's after its wait.
+TEST_CASE("a slot read, released and refilled by a bulk copy needs a proxy fence", "[explore][soundness][proxy]") {
+  auto refill = [](std::vector<Instr> reader_tail, std::vector<Instr> issuer_middle) {
+    std::vector<Instr> issuer{op(Stmt::arrive, 0)};
+    issuer.push_back(op(Stmt::wait, 1, 0));
+    issuer.insert(issuer.end(), issuer_middle.begin(), issuer_middle.end());
+    issuer.push_back(op(Stmt::arrive_expect_tx, 0, 16));
+    issuer.push_back(op(Stmt::copy, 0, 0));
+    std::vector<Instr> reader{op(Stmt::wait, 0, 0), op(Stmt::load_slot, 0, 0)};
+    reader.insert(reader.end(), reader_tail.begin(), reader_tail.end());
+    return compare(program({1, 1}, {issuer, reader}));
+  };
+  const Comparison none = refill({op(Stmt::arrive, 1)}, {});
+  CHECK(none.agree);
+  CHECK(none.search.bug_kinds == std::set<std::string>{"race"});
+  const Comparison reader = refill({op(Stmt::fence_proxy), op(Stmt::arrive, 1)}, {});
+  CHECK(reader.agree);
+  CHECK_FALSE(reader.search.bug);
+  const Comparison issuer = refill({op(Stmt::arrive, 1)}, {op(Stmt::fence_proxy)});
+  CHECK(issuer.agree);
+  CHECK_FALSE(issuer.search.bug);
+  const Comparison late = refill({op(Stmt::arrive, 1), op(Stmt::fence_proxy)}, {});
+  CHECK(late.agree);
+  CHECK(late.search.bug_kinds == std::set<std::string>{"race"});
+}
+
 TEST_CASE("a spin on a phase nobody completes is a livelock", "[explore][soundness][spin]") {
   const auto p = program({2}, {{op(Stmt::arrive)}, {op(Stmt::spin_try_wait, 0, 0)}});
   const Comparison c = compare(p);

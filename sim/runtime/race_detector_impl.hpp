@@ -494,7 +494,17 @@ std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* a
       s.read = Epoch{};
       s.more_reads = 0;
     } else if (s.read.agent == ~0u || s.read.agent == a || ordered(s.read, a)) {
-      s.read = now;  // the earlier read happens before this one: it need not be kept
+      // The earlier read happens before this one: no later write can race it and not this one.
+      // Under strict proxy fences another thread's generic read is kept all the same: an async
+      // overwrite must still find it fenced.
+      if (strict_proxy_ && s.read.agent != ~0u && s.read.agent != a && !s.read.async) [[unlikely]] {
+        if (!s.more_reads) {
+          shared_reads_.emplace_back();
+          s.more_reads = static_cast<std::uint32_t>(shared_reads_.size());
+        }
+        shared_reads_[s.more_reads - 1].push_back(s.read);
+      }
+      s.read = now;
     } else {
       // Concurrent readers: keep them all (rare in pipelines: one reader per word).
       if (!s.more_reads) {

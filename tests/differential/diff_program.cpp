@@ -62,6 +62,7 @@ const char* to_string(Stmt s) {
     case Stmt::spin_backoff_grow: return "spin_backoff_grow";
     case Stmt::spin_two_sites: return "spin_two_sites";
     case Stmt::spin_counter_mem: return "spin_counter_mem";
+    case Stmt::fence_proxy: return "fence_proxy";
     case Stmt::spin_atomic: return "spin_atomic";
     case Stmt::spin_atomic_pair: return "spin_atomic_pair";
     case Stmt::inval: return "inval";

@@ -52,6 +52,9 @@
 //                       records c; the count lives in a word of the thread's own in global
 //                       memory (P::load / P::store: no spin state that repeats; the loop gives up
 //                       after two failed polls)
+//   fence_proxy         fence.proxy.async.shared::cta: the thread's loads of its CTA's slots so
+//                       far are ordered before a later bulk copy's writes of them, once a
+//                       release after it orders the copy (or the issuer's, after its wait)
 //   try_then_wait       t = try_wait(bar, arg); if (!t) wait(bar, arg);          records t
 //   try_guard_wait      t = try_wait(bar, arg); if (!t) wait(bar, arg);  records nothing: the
 //                       branches meet (CUTLASS's consumer_try_wait then consumer_wait)
@@ -257,6 +260,7 @@ enum class Stmt : std::uint8_t {
   try_guard_wait,
   spin_two_sites,
   spin_counter_mem,
+  fence_proxy,
   count_  // number of statements
 };
 const char* to_string(Stmt s);

@@ -131,6 +131,26 @@ void plant_pattern(Gen& g, std::uint32_t which) {
       if (g.chance(80)) s[a].push_back({Stmt::arrive, 0, 0});
       s[b].push_back({g.chance(50) ? Stmt::spin_two_sites : Stmt::spin_counter_mem, 0, q});
       break;
+    case 20: {           // a stage read with ordinary loads, released, refilled by a bulk copy: a proxy fence
+                         // by the reader before its release, by the issuer after (or before) its wait, or
+                         // none (PTX: a race)
+      g.p.barriers = 2;  // full (0) and empty (1), one arrival each
+      g.p.counts = {1, 1};
+      const std::int32_t bytes = static_cast<std::int32_t>(16 * g.p.copy_pieces);
+      const std::uint32_t where = g.pick(100);
+      s[b].push_back({Stmt::arrive, 0, 0});  // the stage's first contents: its initial words
+      if (where >= 85 && where < 92) s[b].push_back({Stmt::fence_proxy, 0, 0});  // before the wait: orders nothing
+      s[b].push_back({Stmt::wait, 1, 0});
+      if (where >= 70 && where < 85) s[b].push_back({Stmt::fence_proxy, 0, 0});
+      s[b].push_back({Stmt::arrive_expect_tx, 0, bytes});
+      s[b].push_back({Stmt::copy, 0, 0});
+      s[a].push_back({Stmt::wait, 0, 0});
+      s[a].push_back({Stmt::load_slot, 0, 0});
+      if (where < 55) s[a].push_back({Stmt::fence_proxy, 0, 0});
+      s[a].push_back({Stmt::arrive, 1, 0});
+      if (where >= 55 && where < 70) s[a].push_back({Stmt::fence_proxy, 0, 0});  // after the release: nothing
+      break;
+    }
     case 1:  // a next-phase poll (or wait) after one's own arrive
       s[a].push_back({Stmt::arrive, 0, 0});
       s[b].push_back({Stmt::arrive, 0, 0});
@@ -416,7 +436,7 @@ DiffProgram generate(std::uint64_t seed) {
   if (mode < 45) {
     plant_protocol(g);
   } else if (mode < 75) {
-    // (patterns 16, 17, 18 and 19 take half of pattern 5's, 2's, 13's and 0's draws, and CUTLASS's
+    // (patterns 16, 17, 18, 19 and 20 take half of pattern 5's, 2's, 13's, 0's and 15's draws, and CUTLASS's
     // shapes (generator_cutlass.cpp) half of pattern 3's and 8's, so that older seeds keep
     // their programs)
     const std::uint32_t which = g.pick(16);
@@ -429,6 +449,7 @@ DiffProgram generate(std::uint64_t seed) {
                        : which == 2 && g.chance(50)  ? 17
                        : which == 13 && g.chance(50) ? 18
                        : which == 0 && g.chance(50)  ? 19
+                       : which == 15 && g.chance(50) ? 20
                                                      : which);
   }
   const bool pattern6 = !p.scripts[0].empty() && p.scripts[0].size() == 4 && p.scripts[0][1].op == Stmt::wait &&

@@ -27,6 +27,7 @@ State Explorer::initial() const {
   for (WgRead& w : s.wgs) w.clock.assign(static_cast<std::size_t>(agents_), 0);
   Word blank;
   blank.reads.assign(static_cast<std::size_t>(agents_), 0);
+  blank.read_fenced.assign(static_cast<std::size_t>(n_), 0);
   s.data.assign(static_cast<std::size_t>(p_.ctas) * kDataWords, blank);
   s.slots.assign(static_cast<std::size_t>(p_.ctas) * kSlots * kSlotWords, blank);
   s.atomics.assign(kAtomicWords, 0);
@@ -132,6 +133,7 @@ bool Explorer::copy_step(State& s, int c) const {
   if (cta != source) peer_use(s, cta, agent, cp.clock[static_cast<std::size_t>(agent)], copy_bar_[k]);
   for (int j = static_cast<int>(2 * cp.landed); j < 2 * cp.landed + 2; ++j) {
     Word& w = slot_word(s, cta, slot, j);
+    async_overwrite(w, cp);
     access(w, agent, cp.clock, true);
     w.wasync = 1;
     w.value = copy_source_value(static_cast<std::uint32_t>(source), slot, j);

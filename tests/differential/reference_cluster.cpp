@@ -119,6 +119,7 @@ bool Explorer::cluster_step(State& s, int g, const Instr& in) const {
         cp.landed = 0;
         cp.clock = t.clock;
         cp.clock[static_cast<std::size_t>(n_ + k)] = 1;
+        cp.proxy_fence = t.proxy_fence;
         ++k;
       }
       t.clock[self] += 1;  // the issuer's later accesses are not before the copies

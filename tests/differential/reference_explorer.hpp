@@ -101,6 +101,7 @@ class Explorer {
     if (w.writer >= 0 && w.writer != agent && w.wepoch > c[static_cast<std::size_t>(w.writer)]) throw Bug{"race"};
     if (!write) {
       w.reads[static_cast<std::size_t>(agent)] = c[static_cast<std::size_t>(agent)];
+      if (static_cast<std::size_t>(agent) < w.read_fenced.size()) w.read_fenced[static_cast<std::size_t>(agent)] = 0;
       return;
     }
     for (std::size_t a = 0; a < w.reads.size(); ++a)
@@ -109,6 +110,20 @@ class Explorer {
     w.wepoch = c[static_cast<std::size_t>(agent)];
     w.wasync = 0;  // a bulk copy's landing sets it after
     std::fill(w.reads.begin(), w.reads.end(), 0);
+    std::fill(w.read_fenced.begin(), w.read_fenced.end(), 0);
+  }
+  // A bulk copy's landing overwrites w with the async proxy (PTX ISA 8.9.5: a generic read and
+  // an async-proxy write are ordered only through a proxy fence): each thread's read of w must be
+  // followed by its fence.proxy.async that the copy knows of (the reader's fence before its
+  // release), or be known to the issuer's latest fence before the issue.
+  void async_overwrite(const Word& w, const Copy& cp) const {
+    for (std::size_t a = 0; a < w.read_fenced.size(); ++a) {
+      const I read = w.reads[a];
+      if (read == 0 || read > cp.clock[a]) continue;  // none, or unordered (a race access() reports)
+      const bool by_reader = w.read_fenced[a] > 0 && cp.clock[a] >= w.read_fenced[a];
+      const bool by_issuer = !cp.proxy_fence.empty() && cp.proxy_fence[a] >= read;
+      if (!by_reader && !by_issuer) throw Bug{"race"};
+    }
   }
 
   // --- thread steps ---

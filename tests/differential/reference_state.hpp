@@ -38,8 +38,10 @@ struct Thread {
   I cl_count = 0;        // barrier.cluster arrives so far (the next one arrives in phase cl_count)
   I cl_waited = 0;       // cl_count at its last cluster_wait
   I fenced = 0;          // thread 0 of a CTA after a fence_init: its relaxed cluster arrives carry its inits
+  Clock proxy_fence;     // its clock at its latest fence.proxy.async (empty: none)
   template <class V>
   void visit(V& v) {
+    v(proxy_fence);
     v(pc);
     v(sub);
     v(released);
@@ -114,15 +116,17 @@ struct Named {  // a named barrier of a CTA
   }
 };
 
-struct Copy {    // one per copy statement of the program: each runs at most once
-  I status = 0;  // 0 not issued, 1 in flight, 2 done
-  I landed = 0;  // pieces landed so far
-  Clock clock;   // the copy agent's clock (its issuer's at the issue)
+struct Copy {         // one per copy statement of the program: each runs at most once
+  I status = 0;       // 0 not issued, 1 in flight, 2 done
+  I landed = 0;       // pieces landed so far
+  Clock clock;        // the copy agent's clock (its issuer's at the issue)
+  Clock proxy_fence;  // its issuer's clock at its latest fence.proxy.async before the issue (empty: none)
   template <class V>
   void visit(V& v) {
     v(status);
     v(landed);
     v(clock);
+    v(proxy_fence);
   }
 };
 
@@ -165,6 +169,8 @@ struct Word {  // one word of D or S, with its history for the race detector
   I writer = -1, wepoch = 0;  // last write: its agent and that agent's own component then
   I wasync = 0;               // that write was by the async proxy (a bulk copy's landing)
   std::vector<I> reads;       // per agent: own component at its latest read since that write (0: none)
+  // per thread: its own component at its first fence.proxy.async after that read (0: none yet)
+  std::vector<I> read_fenced;
   template <class V>
   void visit(V& v) {
     v(value);
@@ -172,6 +178,7 @@ struct Word {  // one word of D or S, with its history for the race detector
     v(wepoch);
     v(wasync);
     v(reads);
+    v(read_fenced);
   }
 };
 

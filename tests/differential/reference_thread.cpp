@@ -210,7 +210,19 @@ bool Explorer::thread_step(State& s, int g) const {
       cp.landed = 0;
       cp.clock = t.clock;
       cp.clock[static_cast<std::size_t>(n_ + c)] = 1;
+      cp.proxy_fence = t.proxy_fence;
       t.clock[static_cast<std::size_t>(g)] += 1;  // the issuer's later accesses are not before the copy
+      break;
+    }
+    case Stmt::fence_proxy: {  // fence.proxy.async.shared::cta: this CTA's slots it read so far
+      for (int sl = 0; sl < kSlots; ++sl)
+        for (int j = 0; j < kSlotWords; ++j) {
+          Word& w = slot_word(s, cta, sl, j);
+          if (w.reads[static_cast<std::size_t>(g)] > 0 && w.read_fenced[static_cast<std::size_t>(g)] == 0)
+            w.read_fenced[static_cast<std::size_t>(g)] = t.clock[static_cast<std::size_t>(g)];
+        }
+      t.proxy_fence = t.clock;
+      t.clock[static_cast<std::size_t>(g)] += 1;  // a read after the fence is not covered by it
       break;
     }
     case Stmt::load_slot: {

@@ -20,10 +20,6 @@ RuntimeProgram::RuntimeProgram(DiffProgram program) : program_(std::move(program
   shape_.cluster_x = program_.cluster_x;
   shape_.cluster_y = program_.cluster_y;
   shape_.copy_pieces = program_.copy_pieces;
-  // The generated language has no proxy fence, and the reference models the write direction of
-  // fence.proxy.async only: a slot read with load_slot and refilled by a copy is compared under
-  // `writes` (the read direction, --proxy-fences strict, is held by tests/test_proxy_fences.cpp).
-  shape_.proxy_fences = sim::ProxyFences::writes;
   shape_.smem_bytes = barrier_bytes<P>(program_.barriers) + kSlotsOffset + kSlots * kSlotBytes;
   registers_.resize(program_.total_threads());
   counters_.resize(program_.total_threads());
@@ -159,6 +155,7 @@ void RuntimeProgram::thread_main() {
         regs[n++] = P::load(count);
         break;
       }
+      case Stmt::fence_proxy: P::fence_proxy_async_shared_cta(); break;
       case Stmt::try_then_wait: {
         const bool ready = bar.try_wait(q);
         if (!ready) bar.wait(q);
