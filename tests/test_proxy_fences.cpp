@@ -70,6 +70,43 @@ TEST_CASE("strict: the issuer's fence after its wait orders the refill", "[proxy
   CHECK(r.stats.complete);
 }
 
+TEST_CASE("strict: another thread's fence after it learnt of the read orders the refill", "[proxy][strict]") {
+  // Thread 1 reads and hands over to thread 2 (barrier 2), which fences and releases the stage.
+  for (const bool after : {true, false}) {
+    LaunchShape shape = threads(3);
+    FunctionProgram prog(shape, [after] {
+      alignas(16) static std::int64_t src[2] = {3, 4};
+      auto* stage = smem_word(0);
+      Bar full = smem_bar(0), empty = smem_bar(1), handed = smem_bar(2);
+      if (P::thread_idx() == 0) {
+        full.init(1);
+        empty.init(1);
+        handed.init(1);
+      }
+      P::sync_threads();
+      if (P::thread_idx() == 0) {
+        full.arrive();
+        empty.wait(0);
+        full.arrive_expect_tx(16);
+        P::cp_async_bulk_global_to_shared(stage, src, 16, full.raw());
+        full.wait(1);
+      } else if (P::thread_idx() == 1) {
+        full.wait(0);
+        (void)P::load(stage);
+        handed.arrive();
+      } else {
+        if (!after) P::fence_proxy_async_shared_cta();
+        handed.wait(0);
+        if (after) P::fence_proxy_async_shared_cta();
+        empty.arrive();
+      }
+    });
+    const ExploreResult r = explore_all(prog);
+    INFO("thread 2 fences " << (after ? "after" : "before") << " it learns of the read");
+    CHECK(r.bug.has_value() == !after);
+  }
+}
+
 TEST_CASE("strict: a fence on the wrong side of the synchronisation orders nothing", "[proxy][strict]") {
   // The reader's after its release, or the issuer's before its wait: the read is not before it.
   const Fence fence = GENERATE(Fence::reader_after_release, Fence::issuer_before_wait);

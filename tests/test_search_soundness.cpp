@@ -181,6 +181,21 @@ TEST_CASE("a slot read, released and refilled by a bulk copy needs a proxy fence
   const Comparison late = refill({op(Stmt::arrive, 1), op(Stmt::fence_proxy)}, {});
   CHECK(late.agree);
   CHECK(late.search.bug_kinds == std::set<std::string>{"race"});
+  // A third thread of the CTA that learnt of the read (barrier 2) fences and releases the stage:
+  // its fence covers the reads it knows of (ConSan: "the generic accesses currently visible to
+  // the issuing base thread"); fenced before it learnt of them, it covers nothing.
+  for (const bool after : {true, false}) {
+    std::vector<Instr> third{op(Stmt::wait, 2, 0), op(Stmt::arrive, 1)};
+    third.insert(third.begin() + (after ? 1 : 0), op(Stmt::fence_proxy));
+    const Comparison c = compare(
+        program({1, 1, 1},
+                {{op(Stmt::arrive, 0), op(Stmt::wait, 1, 0), op(Stmt::arrive_expect_tx, 0, 16), op(Stmt::copy, 0, 0)},
+                 {op(Stmt::wait, 0, 0), op(Stmt::load_slot, 0, 0), op(Stmt::arrive, 2)},
+                 third}));
+    INFO("the third thread fences " << (after ? "after" : "before") << " its wait");
+    CHECK(c.agree);
+    CHECK(c.search.bug_kinds == (after ? std::set<std::string>{} : std::set<std::string>{"race"}));
+  }
 }
 
 TEST_CASE("a spin on a phase nobody completes is a livelock", "[explore][soundness][spin]") {

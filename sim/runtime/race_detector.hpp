@@ -131,9 +131,15 @@ class RaceDetectorCore {
   void fence_async(AgentId a, FenceSpaces spaces);  // fence.proxy.async{.space} by a
   // `--proxy-fences strict` (docs/semantics.md, "A generic read followed by an async write"):
   // an async-proxy write of a word that a thread read with the generic proxy is a race unless
-  // the reader ran a covering fence.proxy.async after the read and before the release that
-  // orders it, or the issuing thread ran one after it came to know of the read.
-  void set_strict_proxy(bool on) { strict_proxy_ = on; }
+  // a covering fence.proxy.async came between: the reader's after the read and before the
+  // release that orders it, the issuing thread's after it came to know of the read, or another
+  // thread's of the reader's CTA that knew of the read and that the write knows of. Threads are
+  // agents [0, threads), CTA-major (threads_per_cta each).
+  void set_strict_proxy(bool on, std::uint32_t threads = 0, std::uint32_t threads_per_cta = 1) {
+    strict_proxy_ = on;
+    threads_ = threads;
+    threads_per_cta_ = threads_per_cta == 0 ? 1 : threads_per_cta;
+  }
   // Async-groups, per owner and family (sim/runtime/async_groups.hpp): `member` of group
   // `group` of `owner` is done (~0u: not committed yet).
   void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group);
@@ -313,6 +319,8 @@ class RaceDetectorCore {
   // reader past that fence); and per agent, its clock at its latest fence and that fence's
   // spaces (a copy agent starts with its issuer's: the fence came before the issue).
   bool strict_proxy_ = false;
+  std::uint32_t threads_ = 0, threads_per_cta_ = 1;
+  std::vector<AgentId> fencers_;  // the threads that ran a fence.proxy.async this execution
   std::vector<std::array<std::vector<std::uint32_t>, kMemorySpaces>> fence_epochs_;
   std::vector<VClock> fence_knows_;
   std::vector<FenceSpaces> fence_knows_spaces_;
@@ -398,9 +406,9 @@ class RaceDetector {
   void fence_async(AgentId a, FenceSpaces spaces) {
     with([&](auto& d) { d.fence_async(a, spaces); });
   }
-  void set_strict_proxy(bool on) {
-    dense_.set_strict_proxy(on);
-    shared_.set_strict_proxy(on);
+  void set_strict_proxy(bool on, std::uint32_t threads, std::uint32_t threads_per_cta) {
+    dense_.set_strict_proxy(on, threads, threads_per_cta);
+    shared_.set_strict_proxy(on, threads, threads_per_cta);
   }
   void group_member_done(AgentId member, AgentId owner, GroupKind kind, std::uint32_t group) {
     with([&](auto& d) { d.group_member_done(member, owner, kind, group); });

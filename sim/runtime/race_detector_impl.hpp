@@ -168,6 +168,7 @@ void RaceDetectorCore<Clock>::reset(std::size_t agents) {
   shared_reads_.clear();
   fenced_.assign(agents, {});
   for (VClock& c : fence_knows_) c.clear();
+  fencers_.clear();
   for (auto& spaces : fence_epochs_)
     for (auto& epochs : spaces) epochs.clear();
   fence_knows_spaces_.assign(fence_knows_spaces_.size(), 0);
@@ -356,6 +357,7 @@ void RaceDetectorCore<Clock>::fence_async(AgentId a, FenceSpaces spaces) {
       fence_knows_.resize(a + 1);
       fence_knows_spaces_.resize(a + 1, 0);
     }
+    if (fence_knows_spaces_[a] == 0 && a < threads_) fencers_.push_back(a);
     fence_knows_[a] = clocks_[a];
     fence_knows_spaces_[a] = spaces;
     if (fence_epochs_.size() <= a) fence_epochs_.resize(a + 1);
@@ -377,8 +379,18 @@ bool RaceDetectorCore<Clock>::read_fenced(const Epoch& r, AgentId writer) const 
     const auto first = std::lower_bound(epochs.begin(), epochs.end(), r.clock);
     if (first != epochs.end() && clocks_[writer][r.agent] > *first) return true;
   }
-  return writer < fence_knows_spaces_.size() && (fence_knows_spaces_[writer] >> space & 1u) != 0 &&
-         fence_knows_[writer][r.agent] >= r.clock;
+  if (writer < fence_knows_spaces_.size() && (fence_knows_spaces_[writer] >> space & 1u) != 0 &&
+      fence_knows_[writer][r.agent] >= r.clock)
+    return true;
+  // Another thread's latest fence (a fence covers the generic accesses its thread knows of):
+  // one of the reader's CTA for its shared memory, any for global memory.
+  for (const AgentId x : fencers_) {
+    if (x == r.agent || (fence_knows_spaces_[x] >> space & 1u) == 0) continue;
+    if (r.space != MemorySpace::global && (r.agent >= threads_ || x / threads_per_cta_ != r.agent / threads_per_cta_))
+      continue;
+    if (fence_knows_[x][r.agent] >= r.clock && clocks_[writer][x] > fence_knows_[x][x]) return true;
+  }
+  return false;
 }
 
 template <class Clock>

@@ -451,7 +451,7 @@ Outcome& Runtime::execute_in_place(Program& program, Strategy& strategy, const R
     }
     races_.track_knowledge(phase_knowledge_ || shape_.cluster_size() > 1);  // (before reset: it clears it)
     races_.reset(threads_);
-    races_.set_strict_proxy(shape_.proxy_fences == ProxyFences::strict);
+    races_.set_strict_proxy(shape_.proxy_fences == ProxyFences::strict, threads_, shape_.threads_per_cta);
     races_.track_init_visibility(shape_.cluster_size() > 1);
     memory_labels_.clear();
     if (!again) {

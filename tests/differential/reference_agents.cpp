@@ -133,7 +133,7 @@ bool Explorer::copy_step(State& s, int c) const {
   if (cta != source) peer_use(s, cta, agent, cp.clock[static_cast<std::size_t>(agent)], copy_bar_[k]);
   for (int j = static_cast<int>(2 * cp.landed); j < 2 * cp.landed + 2; ++j) {
     Word& w = slot_word(s, cta, slot, j);
-    async_overwrite(w, cp);
+    async_overwrite(s, w, cp);
     access(w, agent, cp.clock, true);
     w.wasync = 1;
     w.value = copy_source_value(static_cast<std::uint32_t>(source), slot, j);

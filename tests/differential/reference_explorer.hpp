@@ -115,14 +115,21 @@ class Explorer {
   // A bulk copy's landing overwrites w with the async proxy (PTX ISA 8.9.5: a generic read and
   // an async-proxy write are ordered only through a proxy fence): each thread's read of w must be
   // followed by its fence.proxy.async that the copy knows of (the reader's fence before its
-  // release), or be known to the issuer's latest fence before the issue.
-  void async_overwrite(const Word& w, const Copy& cp) const {
+  // release), or be known to the issuer's latest fence before the issue, or to the latest fence
+  // of another thread of the reader's CTA that the copy knows of.
+  void async_overwrite(const State& s, const Word& w, const Copy& cp) const {
     for (std::size_t a = 0; a < w.read_fenced.size(); ++a) {
       const I read = w.reads[a];
       if (read == 0 || read > cp.clock[a]) continue;  // none, or unordered (a race access() reports)
-      const bool by_reader = w.read_fenced[a] > 0 && cp.clock[a] >= w.read_fenced[a];
-      const bool by_issuer = !cp.proxy_fence.empty() && cp.proxy_fence[a] >= read;
-      if (!by_reader && !by_issuer) throw Bug{"race"};
+      if (w.read_fenced[a] > 0 && cp.clock[a] >= w.read_fenced[a]) continue;  // the reader's
+      if (!cp.proxy_fence.empty() && cp.proxy_fence[a] >= read) continue;     // the issuer's
+      bool by_other = false;
+      for (std::size_t x = 0; x < s.threads.size() && !by_other; ++x) {
+        const Clock& f = s.threads[x].proxy_fence;
+        by_other = x != a && !f.empty() && cta_of(static_cast<int>(x)) == cta_of(static_cast<int>(a)) && f[a] >= read &&
+                   cp.clock[x] > f[x];
+      }
+      if (!by_other) throw Bug{"race"};
     }
   }
 
