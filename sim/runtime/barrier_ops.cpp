@@ -141,7 +141,7 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   op.parity = token ? std::int8_t{-1} : take_parity_next();
   if (current_ && !over_) {
     perform_deferred_try();                            // an event before this poll: it decides what "the last poll" was
-    classify_poll(*current_, bar, awaited, kind, op);  // a spin iteration? (spin_loops.cpp)
+    classify_poll(*current_, bar, awaited, kind, op);  // a spin iteration? (spin_loops.hpp)
   }
   // A bool try_wait (not a token's, not a status's: those come with no state): one known to
   // guard a wait whose paths meet is that wait (guarded_tries.cpp).

@@ -162,18 +162,25 @@ std::string Runtime::describe_address(const void* addr) const {
   return label.empty() ? fmt::format("global memory {}", addr) : label + fmt::format("(global memory {})", addr);
 }
 
+namespace {
+// The narrowest fence.proxy.async whose state space holds an access to `space` (fence_covers).
+const char* covering_fence(MemorySpace space) {
+  return space == MemorySpace::global        ? "fence.proxy.async.global"
+         : space == MemorySpace::peer_shared ? "fence.proxy.async.shared::cluster"
+                                             : "fence.proxy.async.shared::cta";
+}
+}  // namespace
+
 void Runtime::end_race(const RaceDetector::Race& race) {
   auto what = [](bool writes) { return writes ? "writes" : "reads"; };
   if (race.missing_fence && !race.first_writes) {
     // --proxy-fences strict: a generic read, then the async proxy's write of the same bytes.
-    const char* fence = race.written_space == MemorySpace::global        ? "fence.proxy.async.global"
-                        : race.written_space == MemorySpace::peer_shared ? "fence.proxy.async.shared::cluster"
-                                                                         : "fence.proxy.async.shared::cta";
+    const char* fence = covering_fence(race.written_space);
     end(Verdict::race,
         fmt::format("missing fence.proxy.async: {} overwrites {} with the async proxy (step {}), but {} read it "
                     "with an ordinary load (step {}) and no {} (or fence.proxy.async) came between: the reader's "
-                    "after its read and before its release, or the issuer's after it learnt of the read "
-                    "(--proxy-fences strict)",
+                    "after its read and before its release, the issuer's after it learnt of the read, or another "
+                    "thread's of its CTA that knew of the read (--proxy-fences strict)",
                     describe_agent(race.second), describe_address(race.address), race.second_step,
                     describe_agent(race.first), race.first_step, fence));
     outcome_.culprits = {race.first, race.second};
@@ -187,10 +194,7 @@ void Runtime::end_race(const RaceDetector::Race& race) {
     return;
   }
   if (race.missing_fence) {
-    // The fences that cover the write (fence_covers): name the narrowest.
-    const char* fence = race.written_space == MemorySpace::global        ? "fence.proxy.async.global"
-                        : race.written_space == MemorySpace::peer_shared ? "fence.proxy.async.shared::cluster"
-                                                                         : "fence.proxy.async.shared::cta";
+    const char* fence = covering_fence(race.written_space);
     end(Verdict::race,
         fmt::format("missing fence.proxy.async: {} reads {} with the async proxy (step {}), but {} wrote it with an "
                     "ordinary store (step {}) and ran no {} (or fence.proxy.async) after that",
@@ -269,6 +273,15 @@ void Runtime::code_access(const void* addr, std::size_t bytes, bool write, const
     // A deferred try_wait performed first (a scheduling point) found the execution over: the
     // thread unwinds at its next operation.
   }
+}
+
+void Runtime::untracked_store(const void* addr) noexcept {
+  if (!current_) return;
+  const auto* p = static_cast<const unsigned char*>(addr);
+  if (p >= current_->stack_lo && p < current_->stack_hi) return;  // in the snapshot
+  current_->stored_since_poll = true;
+  current_->loads_in_loop = 0;
+  current_->guard_touched = true;
 }
 
 namespace runtime_detail {

@@ -325,6 +325,7 @@ class RaceDetectorCore {
   std::vector<VClock> fence_knows_;
   std::vector<FenceSpaces> fence_knows_spaces_;
   bool read_fenced(const Epoch& r, AgentId writer) const;
+  void keep_read(Word& s);
   // per kind, issuing thread and async-group: the join of its done members' clocks
   std::vector<std::vector<VClock>> groups_done_[kGroupKinds];
   std::vector<VClock> done_uncommitted_[kGroupKinds];  // per family and owner: done before their commit

@@ -369,8 +369,9 @@ void RaceDetectorCore<Clock>::fence_async(AgentId a, FenceSpaces spaces) {
 
 // A generic read `r`, ordered before an async write by `writer`: covered by the reader's fence
 // (after the read: its epoch at the fence is the read's or later; before the release that
-// orders it: the writer knows the reader past the fence), or by the issuer's (its latest fence
-// before the issue knew of the read), with a fence whose spaces hold the read's.
+// orders it: the writer knows the reader past the fence), by the issuer's (its latest fence
+// before the issue knew of the read), or by another thread's (below), with a fence whose spaces
+// hold the read's.
 template <class Clock>
 bool RaceDetectorCore<Clock>::read_fenced(const Epoch& r, AgentId writer) const {
   const auto space = static_cast<std::size_t>(r.space);
@@ -441,6 +442,16 @@ race_shadow::Page& RaceDetectorCore<Clock>::page_miss(std::uintptr_t page_index)
   return *slot;
 }
 
+// The word's read moves to its list of kept reads (Word::more_reads), for a new one to take its place.
+template <class Clock>
+void RaceDetectorCore<Clock>::keep_read(Word& s) {
+  if (!s.more_reads) {
+    shared_reads_.emplace_back();
+    s.more_reads = static_cast<std::uint32_t>(shared_reads_.size());
+  }
+  shared_reads_[s.more_reads - 1].push_back(s.read);
+}
+
 // The first race of an access, built out of line: access() keeps only what its word loop needs.
 template <class Clock>
 void RaceDetectorCore<Clock>::note_race(std::optional<Race>& found, const Epoch& e, bool e_writes, const Epoch& now,
@@ -509,21 +520,11 @@ std::optional<DataRace> RaceDetectorCore<Clock>::access(AgentId a, const void* a
       // The earlier read happens before this one: no later write can race it and not this one.
       // Under strict proxy fences another thread's generic read is kept all the same: an async
       // overwrite must still find it fenced.
-      if (strict_proxy_ && s.read.agent != ~0u && s.read.agent != a && !s.read.async) [[unlikely]] {
-        if (!s.more_reads) {
-          shared_reads_.emplace_back();
-          s.more_reads = static_cast<std::uint32_t>(shared_reads_.size());
-        }
-        shared_reads_[s.more_reads - 1].push_back(s.read);
-      }
+      if (strict_proxy_ && s.read.agent != ~0u && s.read.agent != a && !s.read.async) [[unlikely]]
+        keep_read(s);
       s.read = now;
     } else {
-      // Concurrent readers: keep them all (rare in pipelines: one reader per word).
-      if (!s.more_reads) {
-        shared_reads_.emplace_back();
-        s.more_reads = static_cast<std::uint32_t>(shared_reads_.size());
-      }
-      shared_reads_[s.more_reads - 1].push_back(s.read);
+      keep_read(s);  // concurrent readers: keep them all (rare in pipelines: one reader per word)
       s.read = now;
     }
   }

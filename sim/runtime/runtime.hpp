@@ -320,14 +320,7 @@ class Runtime {
   // A store of instrumented code to memory the race detector does not track (a host object, a
   // global of the program): not the thread's stack, so its state lives there too. It ends a
   // spin iteration (the loop's count may be that word) and a guarded try's comparison.
-  void untracked_store(const void* addr) noexcept {
-    if (!current_) return;
-    const auto* p = static_cast<const unsigned char*>(addr);
-    if (p >= current_->stack_lo && p < current_->stack_hi) return;  // in the snapshot
-    current_->stored_since_poll = true;
-    current_->loads_in_loop = 0;
-    current_->guard_touched = true;
-  }
+  void untracked_store(const void* addr) noexcept;
   // A thread of this execution runs protocol code (not the runtime's, not the host's).
   bool in_thread_code() const {
     return current_ && !over_ && current_->kind == Agent::Kind::thread && in_protocol_.load(std::memory_order_relaxed);
@@ -621,7 +614,7 @@ class Runtime {
   // comes back to an earlier load's call site in the same state, with only loads in between,
   // becomes an await of that iteration's words (memory.cpp).
   void recognise_load_spin(Op& op);
-  // A loop of polls (spin_loops.cpp): before a poll's scheduling point, whether it repeats one
+  // A loop of polls (spin_loops.hpp): before a poll's scheduling point, whether it repeats one
   // of its loop's (op.await, op.backoff); after its answer, the loop it joins or ends.
   void classify_poll(Agent& self, const MbarrierState& bar, std::int64_t awaited, OpKind kind, Op& op);
   void note_poll_answer(Agent& a, MbarrierState& bar, std::int64_t awaited, OpKind kind, bool complete);

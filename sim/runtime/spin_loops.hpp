@@ -69,7 +69,10 @@ namespace mbcheck::sim {
     a.loop_reads.clear();
     return;
   }
-  if (!(a.poll_bar == &bar && a.poll_phase == awaited)) a.polls_in_loop = 0;
+  if (!(a.poll_bar == &bar && a.poll_phase == awaited)) {  // (the phase resolved again at a re-init)
+    a.polls_in_loop = 0;
+    a.poll_repeats = ~0u;
+  }
   const std::uint32_t drop = a.poll_repeats != ~0u ? a.poll_repeats + 1 : a.polls_in_loop == kLoopPollSitesMax ? 1 : 0;
   std::rotate(a.loop_polls.begin(), a.loop_polls.begin() + drop, a.loop_polls.begin() + a.polls_in_loop);
   a.polls_in_loop -= drop;
