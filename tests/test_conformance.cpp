@@ -103,6 +103,8 @@ MBCHECK_CONFORMANCE_CASE(BarRedThenSync)
 MBCHECK_CONFORMANCE_CASE(WaitOnToken)
 MBCHECK_CONFORMANCE_CASE(ProxyFenceGlobal)
 MBCHECK_CONFORMANCE_CASE(ProxyFenceAll)
+MBCHECK_CONFORMANCE_CASE(ProxyFenceReaderBeforeRelease)
+MBCHECK_CONFORMANCE_CASE(ProxyFenceIssuerAfterAcquire)
 MBCHECK_CONFORMANCE_CASE(ClusterPublication)
 
 namespace {
@@ -138,6 +140,11 @@ void check_race_reported() {
 TEST_CASE("conformance (recorded): a TMA load of global memory after only fence.proxy.async.shared::cta races",
           "[conformance]") {
   check_race_reported<conf::ProxyFenceSharedOnlyThenTmaGlobal>();
+}
+
+TEST_CASE("conformance (recorded): generic reads of a stage, its release and a TMA refill with no proxy fence race",
+          "[conformance]") {
+  check_race_reported<conf::ProxyFenceReadUnfenced>();
 }
 
 TEST_CASE("conformance (recorded): a .acquire.cta wait does not acquire a peer CTA's .release.cluster arrive",

@@ -15,7 +15,9 @@
 namespace mbcheck::conformance {
 
 using AllTests = TestList<ShflIdx, ElectSync, ExitedLanes, BulkStoreWaitGroup, CpAsyncWaitGroup, BarRedThenSync,
-                          WaitOnToken, ProxyFenceGlobal, ProxyFenceAll, ClusterPublication>;
-using RecordedTests = TestList<ExitedLanesElect, ProxyFenceSharedOnlyThenTmaGlobal, CtaAcquireOfPeerRelease>;
+                          WaitOnToken, ProxyFenceGlobal, ProxyFenceAll, ProxyFenceReaderBeforeRelease,
+                          ProxyFenceIssuerAfterAcquire, ClusterPublication>;
+using RecordedTests =
+    TestList<ExitedLanesElect, ProxyFenceSharedOnlyThenTmaGlobal, ProxyFenceReadUnfenced, CtaAcquireOfPeerRelease>;
 
 }  // namespace mbcheck::conformance
