@@ -7,6 +7,17 @@
 
 namespace mbcheck::sim {
 
+// Last in a blocking wait called by protocol code: on a bool try's probe, its return zeroes
+// the stack below its caller (sim/runtime/guarded_tries.hpp, zero_on_return). `args`, `bytes`:
+// its parameters passed in memory (the caller's outgoing-argument area, the callee's by the
+// ABI: dead in the caller once the call returns), which the probe does not compare.
+[[gnu::always_inline]] inline void zero_on_probe_return(void* frame, const void* args = nullptr,
+                                                        std::size_t bytes = 0) {
+  Runtime& r = Runtime::current();
+  if (r.guard_probing()) [[unlikely]]
+    r.guard_probe_wait_returns(frame, args, bytes);  // out of line: no instrumented write of it
+}
+
 // Every instruction takes the protocol's call site last (the Platform
 // contract's CallSite), so each step of a report names the source line that
 // made it. By reference: a by-value CallSite is copied in 16-byte loads from
@@ -89,6 +100,7 @@ struct HostPlatform {
                                                      const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait(b, phase);
+    zero_on_probe_return(__builtin_frame_address(0));
   }
   // Polls first capture the caller's state (poll() is inlined into it): a poll
   // repeated from exactly that state is a spin iteration (sim/runtime/runtime.hpp).
@@ -123,6 +135,7 @@ struct HostPlatform {
                                                          const CallSite& site = CallSite::current()) {
     rt().at(site);
     rt().wait(b, rt().phase_for_parity(b, parity));
+    zero_on_probe_return(__builtin_frame_address(0));
   }
   // PTX: mbarrier.test_wait.parity.acquire.cta.shared::cta.b64
   [[gnu::always_inline]] static bool mbarrier_test_wait_parity_bit(Barrier& b, std::uint32_t parity,

@@ -34,6 +34,7 @@ class ModedProgram final : public CliProgram {
   void reset() override { inner_->reset(); }
   void thread_main() override { inner_->thread_main(); }
   std::optional<std::string> check_result() override { return inner_->check_result(); }
+  bool device_code() const override { return inner_->device_code(); }
   std::map<std::string, std::string> options() const override {
     auto o = inner_->options();
     if (proceed_) o[kOnMisuseOption] = "continue";

@@ -18,6 +18,7 @@
 #include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/async_groups.hpp"
 #include "sim/runtime/execution.hpp"
+#include "sim/runtime/guarded_tries.hpp"
 #include "sim/runtime/mbarrier.hpp"
 #include "sim/runtime/ops.hpp"
 #include "sim/runtime/tensor_map.hpp"
@@ -126,15 +127,17 @@ struct Agent : AgentState {
     std::vector<unsigned char> state;  // registers + live stack at the load (empty: not taken)
   };
   std::vector<LoadSeen> loads_seen;
-  // A bool try_wait guarding a wait (sim/runtime/guarded_tries.cpp): the key of its last try
-  // being watched (its state, barrier, phase), what is watched for (GuardWatch), whether a
-  // plain access came since, and its state at the latest platform call.
+  // A bool try_wait guarding a wait (sim/runtime/guarded_tries.cpp): where the thread is on
+  // a probe of its answers' paths, and its state at a platform call there. A learnt one
+  // (guarded_tries_learnt.cpp): the key of its last try being watched (its state, barrier,
+  // phase), what is watched for (Runtime::kGuard*), whether a plain access came since.
+  GuardProbeStage guard_probe = GuardProbeStage::none;
   std::string guard_key;
+  bool guard_touched = false;
   std::vector<unsigned char> guard_state;
   MbarrierState* guard_bar = nullptr;
   std::int64_t guard_phase = 0;
   std::uint8_t guard_watch = 0;
-  bool guard_touched = false;
   // A thread: its async-group families (bulk stores, cp.async; wgmma at a warp group's first
   // thread), sim/runtime/async_groups.hpp.
   AsyncGroupSet groups;
@@ -181,6 +184,7 @@ struct Agent : AgentState {
     ranges.clear();
     guard_watch = 0;
     guard_bar = nullptr;
+    guard_probe = GuardProbeStage::none;
   }
 };
 

@@ -101,6 +101,8 @@ MbarrierToken Runtime::barrier_op(OpKind kind, MbarrierState& bar, std::int64_t 
 // waits and polls
 
 void Runtime::wait(MbarrierState& bar, std::int64_t phase, Acquire acquire) {
+  if (guard_probing()) [[unlikely]]
+    return guard_probe_wait(bar, phase);  // a probe's false path: returns at once (guarded_tries.cpp)
   info(bar);
   if (!schedule_point(OpKind::wait, &bar, phase, false, take_parity_next())) return;
   phase = current_->op.arg;  // by phase bit: resolved again if the barrier was re-initialised meanwhile
@@ -143,24 +145,28 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
     perform_deferred_try();                            // an event before this poll: it decides what "the last poll" was
     classify_poll(*current_, bar, awaited, kind, op);  // a spin iteration? (spin_loops.hpp)
   }
-  // A bool try_wait (not a token's, not a status's: those come with no state): one known to
-  // guard a wait whose paths meet is that wait (guarded_tries.cpp).
+  // A bool try_wait (not a token's, not a status's: those come with no state): one whose two
+  // paths meet at the wait it guards is that wait. Probed from its state where every write of
+  // the program is tracked (guarded_tries.cpp), else learnt (guarded_tries_learnt.cpp). Only
+  // for a search's classification (an observer's): a run or a fuzzing campaign makes the same
+  // steps either way.
   const bool bool_try = kind == OpKind::try_wait && !token && current_ && !over_ && !current_->snapshot.empty() &&
                         !op.await && merge_guarded_tries();
+  const bool probed = bool_try && observer_ && program_->device_code();
+  const bool learnt = bool_try && !probed;
   const std::int64_t key_phase = awaited;
   // The program's first: its tries are learnt before it runs again from its start (the
-  // scheduling point below ends the execution). Only for a search's classification (an
-  // observer's): a run or a fuzzing campaign makes the same steps either way.
-  if (bool_try && observer_ && guarded_.program != program_ && guarded_.learning == GuardLearning::none) {
+  // scheduling point below ends the execution).
+  if (learnt && observer_ && guarded_.program != program_ && guarded_.learning == GuardLearning::none) {
     learn_wanted_ = true;
     end_to_run_again("a bool try_wait, whose program's tries are learnt first");
   }
-  const GuardedTry* known = bool_try ? known_guarded_try(*current_, bar, key_phase) : nullptr;
-  const bool merged = known && known->met();
-  // The runs that learn tries (guarded_tries.cpp): blocked until the phase completes; or
-  // answered false, the first time the key comes.
-  const bool learn_true = bool_try && !merged && guarded_.learning == GuardLearning::answer_true;
-  const bool force_false = bool_try && !merged && guarded_.learning == GuardLearning::answer_false &&
+  const GuardedTry* known = learnt ? known_guarded_try(*current_, bar, key_phase) : nullptr;
+  bool merged = known && known->met();
+  // The runs that learn tries: blocked until the phase completes; or answered false, the first
+  // time the key comes.
+  const bool learn_true = learnt && !merged && guarded_.learning == GuardLearning::answer_true;
+  const bool force_false = learnt && !merged && guarded_.learning == GuardLearning::answer_false &&
                            (!known || (known->after_false.empty() && !known->unguarded));
   if (learn_true) op.await = true;
   if (!schedule_point(op)) return false;
@@ -168,9 +174,18 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
   perform([&] { check_barrier_user(bar); });
   bool complete = perform([&] { return token ? bar.test_wait(*token) : bar.test_wait_parity(phase); });
   if (force_false) complete = false;
+  if (probed && !over_) {
+    // Its two paths first, from here (each ends at its next platform call and comes back).
+    switch (probe_guarded_try(bar, phase, merged)) {
+      case 0: zero_on_return(__builtin_frame_address(0), current_->stack_lo); return true;
+      case 1: zero_on_return(__builtin_frame_address(0), current_->stack_lo); return false;
+      default: break;
+    }
+  }
   Agent& a = *current_;
   if (merged && complete) a.op.await = true;  // the guarded wait, run here: a blocking wait's event
-  if (bool_try) watch_guarded_try(a, bar, key_phase, complete);
+  if (learnt) watch_learnt_try(a, bar, key_phase, complete);
+  if (probed) watch_probed_try(a, bar, merged, complete);
   if (complete) races_.acquire(a.id, bar.id, answered_phase(bar, awaited));
   // An await that a changed word let run while the phase is still open is an ordinary
   // failed poll, ordered after the write that changed it (StepInfo::read_woken).
@@ -196,6 +211,8 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
 }
 
 std::int64_t Runtime::phase_for_parity(MbarrierState& bar, std::uint32_t parity) {
+  if (guard_probing()) [[unlikely]]
+    return phase_by_bit(*current_, bar, parity & 1);  // on a probe's path: nothing recorded
   info(bar);
   if (over_ || !current_) return 0;
   if (run_again_with(phase_knowledge_, "a wait by phase bit reads the phase knowledge")) return 0;

@@ -291,6 +291,10 @@ bool Runtime::run_thread_main(Agent& a) {
     const unsigned char here = 0;
     if (a.stack_lo && &here > a.stack_lo)
       asan_fibers::unpoison(a.stack_lo, static_cast<std::size_t>(&here - a.stack_lo));
+    if (a.guard_probe != GuardProbeStage::none) {  // on a bool try's probe: a path not taken
+      a.can_land = true;
+      guard_probe_spoil();
+    }
     // Nothing above allocates; from here on, what follows may (past this, the report is not needed).
     wait_for_usable_allocator();
     crash_report::disarm();

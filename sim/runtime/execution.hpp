@@ -171,6 +171,15 @@ class Program {
   virtual void thread_main() = 0;  // the kernel, for the current thread (HostPlatform)
   // After a completed execution: an error message if the output is wrong.
   virtual std::optional<std::string> check_result() { return std::nullopt; }
+  // Whether thread_main is device code: besides registers and its stack, it writes only shared
+  // and global memory, and those writes reach the runtime (a platform call, or the access
+  // instrumentation: cmake/mbcheckCutlassTracking.cmake) or, uninstrumented, are not made
+  // between a bool try_wait and the thread's next platform call. Then each such try's two paths
+  // are probed from its state (sim/runtime/guarded_tries.cpp: a write seen on a path ends the
+  // probe; the assumption is the spin recognition's, and is printed with a proof). Otherwise (a
+  // host program that logs into its own objects) a probe's path could repeat a write the
+  // runtime does not see, and the tries are learnt by runs of their own.
+  virtual bool device_code() const { return false; }
 };
 
 class Runtime;

@@ -1,5 +1,5 @@
 // The schedule of the DPOR's first execution (its sleep sets are empty then, see
-// DporSearch::choose), also what the runtime's own learning runs use (guarded_tries.cpp): the
+// DporSearch::choose), also what a search's first run and shrinking use: the
 // agent that just ran goes on while it is enabled, else the lowest enabled id.
 #pragma once
 

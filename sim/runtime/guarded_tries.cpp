@@ -3,135 +3,208 @@
 // `if (!done) wait(phase)`). Its two answers are two paths of the thread; where they meet
 // (the same thread state at the next platform call after either), the pair is one blocking
 // wait, as a try_wait status and its wait are (docs/model.md, "A bool try_wait guarding a
-// wait"). The runtime learns that per try, by its state, from two runs of its own, made when
-// the program's first bool try_wait comes.
+// wait"). The runtime probes that at each such try, from the try's own state: it runs the
+// true answer's path up to the thread's next platform call, puts the thread back as it was at
+// the try, runs the false answer's path through the wait (which returns at once) up to the
+// platform call after it, compares the two states, and puts the thread back once more to give
+// the try its real answer.
 #include <atomic>
 #include <cstring>
 #include <utility>
 
+#include "sim/runtime/asan_fibers.hpp"
 #include "sim/runtime/guarded_tries.hpp"
-#include "sim/runtime/first_schedule.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "sim/runtime/runtime_inline.hpp"
+
+extern "C" {
+__thread void* mbcheck_zero_ra = nullptr;
+__thread unsigned char* mbcheck_zero_from = nullptr;
+}
+
+#if defined(__x86_64__)
+// zero_on_return's thunk: entered by the swapped return, with the caller's stack pointer; keeps
+// rax/rdx (and the vector registers: untouched), zeroes [mbcheck_zero_from, rsp), returns.
+asm(R"(
+    .text
+    .p2align 4
+    .globl mbcheck_zero_return_thunk
+    .type mbcheck_zero_return_thunk, @function
+mbcheck_zero_return_thunk:
+    movq %rax, %r8
+    movq %rdx, %r9
+    movq mbcheck_zero_from@gottpoff(%rip), %r10
+    movq %fs:(%r10), %rdi
+    movq %rsp, %rcx
+    subq %rdi, %rcx
+    jbe 1f
+    shrq $3, %rcx
+    xorl %eax, %eax
+    rep stosq
+1:
+    movq mbcheck_zero_ra@gottpoff(%rip), %r10
+    movq %fs:(%r10), %r10
+    movq %r8, %rax
+    movq %r9, %rdx
+    jmpq *%r10
+    .size mbcheck_zero_return_thunk, .-mbcheck_zero_return_thunk
+)");
+#endif
 
 namespace mbcheck::sim {
 
 namespace {
 std::atomic<bool> g_merge{true};
-}
-bool merge_guarded_tries() { return g_merge.load(std::memory_order_relaxed); }
-void set_merge_guarded_tries(bool on) { g_merge.store(on, std::memory_order_relaxed); }
 
-namespace {
-template <class T>
-void append(std::string& key, const T& v) {
-  key.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-// A recorded path's state: a second record that differs (a protocol whose state lives
-// elsewhere) makes the try never meet.
-void record_path(std::vector<unsigned char>& slot, const std::vector<unsigned char>& state, bool& unguarded) {
-  if (!slot.empty() && slot != state) unguarded = true;
-  slot = state;
+// The fork's results (GuardProbe::resume): the true path ran; the false path ran to the
+// platform call after its wait; the probe ended early (not a meeting).
+constexpr int kAfterTrue = 1, kAfterWait = 2, kSpoiled = 3;
+
+[[gnu::no_sanitize_address, gnu::noinline]] void copy_bytes(unsigned char* out, const unsigned char* from,
+                                                            std::size_t n) {
+#if defined(__SANITIZE_ADDRESS__)
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<const volatile unsigned char*>(from)[i];
+#else
+  std::memcpy(out, from, n);
+#endif
 }
 
-// The try's key: its thread, barrier (by address: ids follow the order of first use), phase,
-// call site and state (the poll's capture: registers, program counter, live stack). Its local
-// code from here to its next platform call is a function of that state and of the answer.
-void make_key(std::string& key, const Agent& a, const MbarrierState& bar, std::int64_t phase) {
-  key.clear();
-  append(key, a.id);
-  append(key, &bar);
-  append(key, phase);
-  append(key, a.site.file);
-  append(key, a.site.line);
-  append(key, a.site.column);
-  key.append(reinterpret_cast<const char*>(a.snapshot.data()), a.snapshot.size());
+// On the probe's own stack: the thread's stack as it was at the fork, then into the fork's
+// frame. (Below the fork's frame, the paths' frames left ASan's shadow of frames no longer
+// there: cleared.)
+// The two states (registers, then the live stack from the saved stack pointer up) are one,
+// but for the bytes dead once the false path's wait returned.
+bool paths_meet(GuardProbe& p) {
+  auto& t = p.after_true;
+  auto& f = p.after_false;
+  if (t.empty() || t.size() != f.size() || p.reads_true != p.reads_false) return false;
+  constexpr std::size_t kRegs = 8 * sizeof(std::uint64_t), kSp = 6 * sizeof(std::uint64_t);
+  if (t.size() < kRegs || std::memcmp(t.data() + kSp, f.data() + kSp, 8) != 0) return false;
+  std::uint64_t sp;
+  std::memcpy(&sp, t.data() + kSp, 8);
+  for (const auto& [addr, bytes] : p.dead) {
+    const auto a = reinterpret_cast<std::uint64_t>(addr);
+    if (a < sp || a + bytes > sp + (t.size() - kRegs)) continue;
+    const std::size_t at = kRegs + (a - sp);
+    std::memset(t.data() + at, 0, bytes);
+    std::memset(f.data() + at, 0, bytes);
+  }
+  return t == f;
+}
+
+[[noreturn, gnu::noinline, gnu::no_sanitize_address]] void put_back(GuardProbe* p) {
+  copy_bytes(p->sp, p->saved.data(), p->saved.size());
+  asan_fibers::unpoison(p->lo, static_cast<std::size_t>(p->sp - p->lo));
+  __builtin_longjmp(p->jump, 1);
 }
 }  // namespace
 
-// Two runs of the program's first schedule, when its first bool try_wait comes in a search's
-// execution (the execution then runs again from its start, Runtime::execute_in_place): in the
-// first, a try not known to meet blocks until its phase completes and is answered true (PTX
-// lets try_wait suspend until then); in the second, it is answered false the first time its
-// key comes (even where the phase is complete: the run only measures the thread's local code
-// from that state), and its wait runs. Each records the thread's state at its next platform call, so a key on
-// both runs' paths is known to meet before any execution of the search classifies it. Their
-// outcomes are not executions of the search and are dropped (the search explores the program
-// where those pairs are waits, which has the same behaviours: docs/model.md). The table is
-// then fixed: what a search's executions classify does not depend on the order they ran in,
-// so parallel waves (a runtime each) and one job explore alike.
-void Runtime::learn_guarded_tries(Program& program, const RunLimits& limits) {
-  guarded_.tries.clear();
-  guarded_.program = &program;
-  FirstScheduleStrategy first;
-  RunLimits learn = limits;
-  guarded_.learning = GuardLearning::answer_true;
-  const std::uint64_t steps = execute_in_place(program, first, learn, nullptr).steps;
-  // False answers where the phase was complete may take a loop round more than once: twice
-  // the legal run's steps, and never more than the caller allows.
-  const std::uint64_t bound = 2 * steps + 1024;
-  if (learn.max_steps == 0 || learn.max_steps > bound) learn.max_steps = bound;
-  guarded_.learning = GuardLearning::answer_false;
-  execute_in_place(program, first, learn, nullptr);
-  guarded_.learning = GuardLearning::none;
+bool merge_guarded_tries() { return g_merge.load(std::memory_order_relaxed); }
+void set_merge_guarded_tries(bool on) { g_merge.store(on, std::memory_order_relaxed); }
+
+#if defined(__x86_64__)
+// Returns 0 at the fork, then GuardProbe::resume each time put_back jumps here. Its frame and
+// every frame above it up to the thread's stack_top are the copy: a jump back finds them, the
+// callee-saved registers this frame saved for test_wait among them, as they were.
+[[gnu::noinline]] int Runtime::guard_fork(MbarrierState& bar, std::int64_t phase) {
+  if (__builtin_setjmp(probe_.jump) != 0) return probe_.resume;
+  Agent& a = *current_;
+  unsigned char* sp;
+  asm volatile("movq %%rsp, %0" : "=r"(sp));
+  const auto* top = a.stack_top;
+  probe_.sp = sp;
+  probe_.lo = const_cast<unsigned char*>(a.stack_lo);
+  probe_.saved.resize(static_cast<std::size_t>(top - sp));
+  copy_bytes(probe_.saved.data(), sp, probe_.saved.size());
+  if (!probe_.own_stack) probe_.own_stack = std::make_unique<unsigned char[]>(GuardProbe::kOwnStackBytes);
+  probe_.bar = &bar;
+  probe_.phase = phase;
+  probe_.after_true.clear();
+  probe_.after_false.clear();
+  probe_.dead.clear();
+  probe_.reads_true.clear();
+  probe_.reads_false.clear();
+  a.guard_probe = GuardProbeStage::after_true;
+  return 0;
 }
 
-// Before the try's scheduling point (its thread's watch of an earlier try is still open: the
-// key goes to a scratch string, not to Agent::guard_key): what was learnt of this try, if
-// anything (of this program only).
-const GuardedTry* Runtime::known_guarded_try(const Agent& a, const MbarrierState& bar, std::int64_t phase) const {
-  if (guarded_.program != program_) return nullptr;
-  thread_local std::string key;
-  make_key(key, a, bar, phase);
-  const auto it = guarded_.tries.find(key);
-  return it == guarded_.tries.end() ? nullptr : &it->second;
+[[noreturn]] void Runtime::guard_rewind(int resume) {
+  probe_.resume = resume;
+  auto top =
+      reinterpret_cast<std::uintptr_t>(probe_.own_stack.get() + GuardProbe::kOwnStackBytes) & ~std::uintptr_t{15};
+  asm volatile(
+      "movq %0, %%rsp\n\t"
+      "call *%%rax\n\t"
+      "ud2"
+      :
+      : "r"(top), "D"(&probe_), "a"(&put_back)
+      : "memory");
+  __builtin_unreachable();
+}
+#else
+int Runtime::guard_fork(MbarrierState&, std::int64_t) { return kSpoiled; }
+[[noreturn]] void Runtime::guard_rewind(int) { std::abort(); }
+#endif
+
+// The try's probe (test_wait, after its answer `complete` is known, before anything of it is
+// recorded): 0, run the true path now (the caller returns true); 1, the false path (returns
+// false); 2, decided, and `met` says whether the two paths met.
+int Runtime::probe_guarded_try(MbarrierState& bar, std::int64_t phase, bool& met) {
+  const int r = guard_fork(bar, phase);
+  Agent& a = *current_;
+  switch (r) {
+    case 0: return 0;
+    case kAfterTrue: a.guard_probe = GuardProbeStage::after_false; return 1;
+    default:
+      a.guard_probe = GuardProbeStage::none;
+      met = r == kAfterWait && paths_meet(probe_);
+      return 2;
+  }
 }
 
-// After its answer (the state and call site are still the try's); `phase` as the key had it,
-// the op's own (resolved again at a re-init) is what the wait must match.
-void Runtime::watch_guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase, bool complete) {
-  make_key(a.guard_key, a, bar, phase);
+// A platform call on a probe's path (Runtime::at, after the inlined capture into guard_state).
+void Runtime::guard_probe_at() {
+  Agent& a = *current_;
+  switch (a.guard_probe) {
+    case GuardProbeStage::after_true:
+      probe_.after_true.swap(a.guard_state);
+      guard_rewind(probe_.after_true.empty() ? kSpoiled : kAfterTrue);
+    case GuardProbeStage::after_false:
+      a.guard_probe = GuardProbeStage::in_wait;  // it must be the wait's (guard_probe_wait)
+      return;
+    case GuardProbeStage::after_wait: probe_.after_false.swap(a.guard_state); guard_rewind(kAfterWait);
+    default: guard_rewind(kSpoiled);  // a second call before the wait
+  }
+}
+
+// Runtime::wait on a probe's path: the guarded wait (same barrier, same phase) returns at once.
+void Runtime::guard_probe_wait(const MbarrierState& bar, std::int64_t phase) {
+  Agent& a = *current_;
+  if (a.guard_probe != GuardProbeStage::in_wait || &bar != probe_.bar || phase != probe_.phase) guard_rewind(kSpoiled);
+  a.guard_probe = GuardProbeStage::after_wait;
+}
+
+void Runtime::guard_probe_access(const void* addr, std::size_t bytes, bool write) {
+  if (write) guard_rewind(kSpoiled);
+  auto& reads = current_->guard_probe == GuardProbeStage::after_true ? probe_.reads_true : probe_.reads_false;
+  reads.emplace_back(addr, bytes);
+}
+
+void Runtime::guard_probe_wait_returns(void* frame, const void* args, std::size_t bytes) {
+  if (args && bytes) probe_.dead.emplace_back(static_cast<const unsigned char*>(args), bytes);
+  zero_on_return(frame, current_->stack_lo);
+}
+
+// Anything else the runtime would record (an access, another operation, a failed check, the
+// thread's end): not a meeting, and nothing of it happens.
+void Runtime::guard_probe_spoil() { guard_rewind(kSpoiled); }
+
+// After a try's answer: a try whose paths met and which failed is no event if the thread's
+// next operation is the wait (guarded_announced).
+void Runtime::watch_probed_try(Agent& a, MbarrierState& bar, bool merged, bool complete) {
   a.guard_bar = &bar;
   a.guard_phase = a.op.arg;
-  a.guard_touched = false;
-  a.guard_state.clear();
-  const auto it = guarded_.tries.find(a.guard_key);
-  const bool met = guarded_.program == program_ && it != guarded_.tries.end() && it->second.met();
-  if (met)
-    a.guard_watch = complete ? 0 : kGuardNoop;  // a true answer was reported as the wait already
-  else if (guarded_.learning == GuardLearning::none)
-    a.guard_watch = 0;  // learnt by the learning runs only
-  else
-    a.guard_watch = complete ? kGuardAfterTrue : kGuardAfterFalse;
-}
-
-void Runtime::guarded_announced() {
-  Agent& a = *current_;
-  const bool guarded_wait = a.op.kind == OpKind::wait && a.op.bar == a.guard_bar && a.op.arg == a.guard_phase;
-  const std::uint8_t watch = std::exchange(a.guard_watch, std::uint8_t{0});
-  if (watch == kGuardNoop) {
-    // A try known to meet, which failed: in the program where the pair is one wait it is no
-    // event (that wait follows), as a failed poll before its spin's await is not.
-    flush_failed_poll(guarded_wait);
-    return;
-  }
-  // A plain access between (the paths may access different words), or a state deeper than
-  // the scrub: nothing learnt.
-  if (a.guard_touched || a.guard_state.empty()) return;
-  GuardedTry& g = guarded_.tries[a.guard_key];
-  switch (watch) {
-    case kGuardAfterTrue: record_path(g.after_true, a.guard_state, g.unguarded); break;
-    case kGuardAfterFalse:
-      if (!guarded_wait) {
-        g.unguarded = true;
-        break;
-      }
-      a.guard_watch = kGuardAfterWait;  // its state at the platform call after the wait
-      a.guard_state.clear();
-      break;
-    case kGuardAfterWait: record_path(g.after_false, a.guard_state, g.unguarded); break;
-    default: break;
-  }
+  a.guard_watch = merged && !complete ? kGuardNoop : 0;
 }
 
 }  // namespace mbcheck::sim

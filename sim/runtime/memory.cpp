@@ -235,11 +235,16 @@ Outcome::Located Runtime::located(const CallSite& site, std::string text) const 
 // False when the access ended the execution (the caller throws Aborted, if it may).
 bool Runtime::access_data(const void* addr, std::size_t bytes, bool write, std::uint32_t site, bool atomic) {
   if (over_ || !current_) return true;
+  // On a bool try's probe: a read is noted (the paths must read alike), a write ends the probe.
+  if (current_->guard_probe != GuardProbeStage::none) [[unlikely]] {
+    guard_probe_access(addr, bytes, write);
+    return true;
+  }
   perform_deferred_try();  // an access is an event: the try comes before it
   if (over_) return true;  // the thread unwinds at its next operation
   // The watchdog's sign of life: a loop over data is max_accesses_per_step's to end.
   tick();
-  current_->guard_touched = true;  // a guarded try's paths must not differ in what they access
+  current_->guard_touched = true;  // a learnt try's paths must not differ in what they access
   if (write) {
     current_->stored_since_poll = true;
     current_->loads_in_loop = 0;  // a store ends a loop of loads: it is no spin iteration
@@ -279,6 +284,17 @@ void Runtime::untracked_store(const void* addr) noexcept {
   if (!current_) return;
   const auto* p = static_cast<const unsigned char*>(addr);
   if (p >= current_->stack_lo && p < current_->stack_hi) return;  // in the snapshot
+  // The runtime's own work in instrumented protocol code (its inlined code writes the agent and
+  // the runtime; its copies, through the wrapped memcpy, a capture's buffer and a probe's):
+  // not the protocol's state.
+  const auto in = [p](const void* lo, std::size_t bytes) {
+    return p >= static_cast<const unsigned char*>(lo) && p < static_cast<const unsigned char*>(lo) + bytes;
+  };
+  if (in(current_, sizeof(Agent)) || in(this, sizeof(Runtime)) ||
+      in(current_->guard_state.data(), current_->guard_state.capacity()) ||
+      in(current_->snapshot.data(), current_->snapshot.capacity()) || in(probe_.saved.data(), probe_.saved.capacity()))
+    return;
+  if (current_->guard_probe != GuardProbeStage::none) guard_probe_spoil();  // state off the stack
   current_->stored_since_poll = true;
   current_->loads_in_loop = 0;
   current_->guard_touched = true;
@@ -319,6 +335,7 @@ void Runtime::end_endless_accesses() {
 }
 
 void Runtime::check_failed(const char* what) {
+  if (guard_probing()) guard_probe_spoil();  // a path the thread may not take
   if (over_ && std::uncaught_exceptions() > 0) return;
   end(Verdict::assertion, fmt::format("{}: check failed: {}", describe_agent(current_->id), what));
   if (outcome_.culprits.empty()) outcome_.culprits = {current_->id};

@@ -389,7 +389,9 @@ void Runtime::fiber_main(AgentId id) {
   try {
     if (!over_) {
       to_protocol();
-      if (run_thread_main(a)) {
+      const bool ran = run_thread_main(a);
+      if (a.guard_probe != GuardProbeStage::none) guard_probe_spoil();  // a probe's path ended the thread
+      if (ran) {
         perform_deferred_try();  // a try nothing waited on still happened before the exit
         collectives_exit();
         cluster_barrier_exit();
@@ -397,9 +399,11 @@ void Runtime::fiber_main(AgentId id) {
     }
   } catch (const Aborted&) {
   } catch (const std::exception& e) {
+    if (a.guard_probe != GuardProbeStage::none) guard_probe_spoil();  // thrown on a probe's path
     end(Verdict::exception, fmt::format("{} threw: {}", describe_agent(id), e.what()));
     if (outcome_.culprits.empty()) outcome_.culprits = {id};
   } catch (...) {
+    if (a.guard_probe != GuardProbeStage::none) guard_probe_spoil();
     end(Verdict::exception, fmt::format("{} threw a non-std exception", describe_agent(id)));
     if (outcome_.culprits.empty()) outcome_.culprits = {id};
   }
@@ -470,7 +474,7 @@ Outcome& Runtime::execute_in_place(Program& program, Strategy& strategy, const R
     // and from there on what the execution then allows.
     run_again_ = false;
     if (std::exchange(learn_wanted_, false)) {  // a bool try_wait came first: its program's are learnt
-      learn_guarded_tries(program, limits);     // (by executions of their own: guarded_tries.cpp)
+      learn_guarded_tries(program, limits);     // (by executions of their own: guarded_tries_learnt.cpp)
       bind();
     }
     if (snapshot_wanted_ > 0) deepen_scrub(limits.stack_bytes);

@@ -141,16 +141,31 @@ class Runtime {
   // 'name index'[element]. Labels live for the execution that made them.
   void label_memory(const void* p, std::size_t bytes, std::size_t elem_bytes, const char* name, int index);
   // The call site of the current thread's next operation (HostPlatform passes the protocol's).
-  // Always inlined: its guard-state capture must see the protocol's frame, not a frame of its
-  // own. Out of line (GCC left it so in the CUTLASS GEMMs), the capture took at()'s own frame,
-  // one slot of which held what the call before at that depth left (a try's or a wait's), and
-  // no bool try_wait could meet its wait (sim/runtime/guarded_tries.cpp).
+  // Always inlined: on a bool try_wait's probe (sim/runtime/guarded_tries.cpp) its capture of
+  // the thread's state must see the protocol's frame, not a frame of its own.
   [[gnu::always_inline]] void at(const CallSite& site) {
     if (!current_) return;
+    if (current_->guard_probe != GuardProbeStage::none) [[unlikely]] {
+      capture_guard_state();
+      guard_probe_at();
+      return;
+    }
     copy_site(current_->site, site);
     if (current_->guard_watch != 0) [[unlikely]]
-      capture_guard_state();
+      capture_guard_state();  // a learnt try's paths (guarded_tries_learnt.cpp)
   }
+  // On a probe's path: an access, an operation, a failed check or the thread's end puts the
+  // thread back at its try (sim/runtime/guarded_tries.cpp). Never returns.
+  bool guard_probing() const { return current_ && current_->guard_probe != GuardProbeStage::none; }
+  [[noreturn]] void guard_probe_spoil();
+  // An access on a probe's path, not made visible: a read is noted (both paths must make the
+  // same reads), a write puts the thread back at its try.
+  void guard_probe_access(const void* addr, std::size_t bytes, bool write);
+  // On a probe's false path, last in a blocking wait called by protocol code (`frame`, its
+  // __builtin_frame_address(0)): its return zeroes the stack below its caller, and `args`,
+  // `bytes` (its parameters passed in memory, dead once it returns) are left out of the
+  // comparison (sim/host_platform.hpp, zero_on_probe_return).
+  [[gnu::noinline]] void guard_probe_wait_returns(void* frame, const void* args, std::size_t bytes);
   // Every operation that changes a barrier's state (ops.def: effect other than none/observe):
   // its scheduling point, then apply_barrier_op(). Returns the arrive's token (else empty).
   MbarrierToken barrier_op(const Op& op);
@@ -172,8 +187,8 @@ class Runtime {
   // Called by HostPlatform right before test_wait: the calling thread's state, for spin
   // recognition (kept only while this execution's fibers are inside protocol code).
   [[gnu::always_inline]] void capture_poll_state();
-  // The calling thread's state at a platform call while a bool try_wait of it is watched
-  // (sim/runtime/guarded_tries.cpp).
+  // The calling thread's state at a platform call on a bool try_wait's probe, or while a learnt
+  // try is watched (sim/runtime/guarded_tries.cpp, guarded_tries_learnt.cpp).
   [[gnu::always_inline]] void capture_guard_state();
   // Called by HostPlatform before an atomic load at `pc` (its inlined code: program_counter()),
   // after at(): notes the pc, and says whether the state is worth taking for spin recognition.
@@ -200,10 +215,11 @@ class Runtime {
   // A loop whose polls repeat from a changed state (a back-off counter) is explored poll by poll
   // for this many re-polls (exact for a loop giving up by then), then merged (docs/model.md).
   static constexpr std::uint32_t kBackoffExplored = 3;
-  // Agent::guard_watch: what a thread's bool try_wait is watched for (guarded_tries.cpp): its
-  // state at its next platform call after a true answer; after a false one, its next op (the
-  // guarded wait?), then its state at its next platform call after that wait; or, for a try
-  // known to meet that failed, its next op, which makes the failed poll no event if it is the wait.
+  // Agent::guard_watch: what a thread's learnt bool try_wait is watched for
+  // (guarded_tries_learnt.cpp): its state at its next platform call after a true answer; after
+  // a false one, its next op (the guarded wait?), then its state at its next platform call after
+  // that wait; or, for a merged try that failed (learnt or probed), its next op, which makes the
+  // failed poll no event if it is the wait.
   static constexpr std::uint8_t kGuardAfterTrue = 1, kGuardAfterFalse = 2, kGuardAfterWait = 3, kGuardNoop = 4;
   std::uint32_t pending_count(const MbarrierToken& token);
   // The full phase a parity-only wait of the current thread means: the phase it knows
@@ -591,15 +607,25 @@ class Runtime {
   // the thread's next announcement, which tells whether it was a spin iteration (no other
   // agent runs in between, so the report keeps its place in the order of steps).
   void flush_failed_poll(bool spin_noop);
-  // Bool try_waits guarding waits (sim/runtime/guarded_tries.hpp): what this runtime learnt
-  // of its program's, by two runs made when the program's first bool try_wait comes.
+  // Bool try_waits guarding waits (sim/runtime/guarded_tries.cpp): the probe of a try's two
+  // paths from its state (probe_guarded_try: 0, the caller returns true; 1, false; 2, decided),
+  // the fork and the jump back to it, and the probe's steps at a platform call and at the wait.
+  GuardProbe probe_;
+  int probe_guarded_try(MbarrierState& bar, std::int64_t phase, bool& met);
+  [[gnu::noinline]] int guard_fork(MbarrierState& bar, std::int64_t phase);
+  [[noreturn, gnu::noinline]] void guard_rewind(int resume);
+  [[gnu::noinline]] void guard_probe_at();
+  void guard_probe_wait(const MbarrierState& bar, std::int64_t phase);
+  // After its answer: a merged try that failed is watched for its wait.
+  void watch_probed_try(Agent& a, MbarrierState& bar, bool merged, bool complete);
+  // Where the program's writes are not all tracked: the tries learnt by two runs of the
+  // runtime's own when its first bool try_wait comes (guarded_tries_learnt.cpp), and what was
+  // learnt of a try's key (null: nothing; met(), the pair is one wait).
   GuardedTries guarded_;
   bool learn_wanted_ = false;  // the execution ended at a bool try_wait of a program not learnt
   void learn_guarded_tries(Program& program, const RunLimits& limits);
-  // At a captured try_wait (not a token's, not a status's): what was learnt of its key (null:
-  // nothing); met(), the pair is one wait. watch_guarded_try: after its answer.
   const GuardedTry* known_guarded_try(const Agent& a, const MbarrierState& bar, std::int64_t phase) const;
-  void watch_guarded_try(Agent& a, MbarrierState& bar, std::int64_t phase, bool complete);
+  void watch_learnt_try(Agent& a, MbarrierState& bar, std::int64_t phase, bool complete);
   // The thread announced its next operation while its try is watched or its failed poll awaits
   // the guarded wait (called with the op set, before it is scheduled).
   void guarded_announced();

@@ -71,6 +71,8 @@ inline bool Runtime::schedule_point(OpKind kind, MbarrierState* bar, std::int64_
 }
 
 inline bool Runtime::begin_announcement() {
+  if (current_ && current_->guard_probe != GuardProbeStage::none) [[unlikely]]
+    guard_probe_spoil();  // an operation on a probe's path: not the guarded wait
   if (over_) [[unlikely]] {
     if (std::uncaught_exceptions() > 0) return false;
     throw Aborted{};

@@ -54,6 +54,10 @@ void track_slow(std::uintptr_t at, std::size_t bytes, bool write, const void* pc
     if (write) rt->untracked_store(address);
     return;
   }
+  if (rt->guard_probing()) {  // a bool try's probe: a read is noted, a write ends the probe
+    rt->guard_probe_access(address, bytes, write);
+    return;
+  }
   if (g_recording.size() <= self) g_recording.resize(self + 1, 0);
   g_recording[self] = 1;
   rt->code_access(address, bytes, write, pc, atomic);

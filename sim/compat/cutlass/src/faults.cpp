@@ -82,6 +82,8 @@ std::uint32_t expected_tx_bytes(std::uint32_t bytes) { return g_fault == Fault::
 
 bool empty_wait_now(const std::uint64_t* window_address, std::uint32_t parity) {
   if (g_fault != Fault::no_producer_tail && g_fault != Fault::refill_without_acquire) return true;
+  if (sim::Runtime* rt = sim::Runtime::current_or_null(); rt && rt->guard_probing())
+    rt->guard_probe_spoil();  // a held wait is state of the fault's: a bool try's probe does not meet
   ThreadState& t = self();
   if (t.held) {
     // A second empty wait before any refill: the one held is no acquire. refill-without-acquire

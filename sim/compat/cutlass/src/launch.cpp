@@ -67,6 +67,8 @@ class LaunchProgram final : public sim::Program {
   }
   void thread_main() override { call_(kernel_, arg_pointers_.data()); }
   std::optional<std::string> check_result() override { return check_ ? check_() : std::nullopt; }
+  // A kernel: device code (with the access instrumentation, every write of it is seen).
+  bool device_code() const override { return true; }
 
  private:
   KernelTrampoline call_;

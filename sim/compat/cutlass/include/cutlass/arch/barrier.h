@@ -129,6 +129,7 @@ struct ClusterBarrier {
   [[gnu::noinline]] static void wait(ValueType const* smem_ptr, uint32_t phase, Site site = Site::current()) {
     if (!::mbcheck::cutlass_host::empty_wait_now(smem_ptr, phase)) return;
     host_detail::P::mbarrier_wait_parity_bit(host_detail::state(smem_ptr, site), phase & 1u, site);
+    ::mbcheck::sim::zero_on_probe_return(__builtin_frame_address(0), &site, sizeof site);  // site: in memory
   }
   // mbarrier.test_wait.parity under a predicate (false when the predicate is)
   static bool test_wait(ValueType const* smem_ptr, uint32_t phase, uint32_t pred, Site site = Site::current()) {
@@ -199,6 +200,7 @@ struct ClusterTransactionBarrier : public ClusterBarrier {
   [[gnu::noinline]] static void wait(ValueType const* smem_ptr, uint32_t phase, Site site = Site::current()) {
     const uint32_t parity = ::mbcheck::cutlass_host::full_wait_parity(phase & 1u);
     host_detail::P::mbarrier_wait_parity_bit(host_detail::state(smem_ptr, site), parity, site);
+    ::mbcheck::sim::zero_on_probe_return(__builtin_frame_address(0), &site, sizeof site);  // site: in memory
   }
   static void arrive(ValueType const* smem_ptr, uint32_t cta_id, uint32_t pred, Site site = Site::current()) {
     if (pred) host_detail::P::mbarrier_arrive_cluster(host_detail::state(smem_ptr, site), cta_id, site);

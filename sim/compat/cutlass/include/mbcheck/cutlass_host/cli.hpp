@@ -31,6 +31,7 @@ class LaunchProtocol final : public sim::CliProgram {
   void reset() override { launch_->reset(); }
   void thread_main() override { launch_->thread_main(); }
   std::optional<std::string> check_result() override { return launch_->check_result(); }
+  bool device_code() const override { return launch_->device_code(); }
   std::map<std::string, std::string> options() const override { return options_; }
   std::string result_summary() const override { return summary_; }
 
