@@ -1,8 +1,8 @@
 // Bool try_waits guarding waits in host programs (Program::device_code() false): a probe of a
-// try's two paths (guarded_tries.cpp) could make a write the runtime does not see twice, so the runtime learns the tries instead, by two
-// runs of its own made when the program's first bool try_wait comes, keyed by the thread's
-// state (docs/model.md, "A bool try_wait guarding a wait"). Keys hold dead stack bytes too, so
-// a try whose key differs between runs keeps both answers.
+// try's two paths (guarded_tries.cpp) could make a write the runtime does not see twice, so the runtime learns the
+// tries instead, by two runs of its own made when the program's first bool try_wait comes, keyed by the thread's state
+// (docs/model.md, "A bool try_wait guarding a wait"). Keys hold dead stack bytes too, so a try whose key differs
+// between runs keeps both answers.
 #include <cstring>
 #include <utility>
 
