@@ -216,6 +216,33 @@ TEST_CASE("missing wait: an arrive of phase k+1 needs a successful wait on phase
   CHECK(b.phase == 2);
 }
 
+TEST_CASE("missing wait: an early arrive-on of phase k+1 that does not complete it changes no answer",
+          "[mbarrier][misuse]") {
+  MbarrierState b = live(2);
+  b.arrive(1, false, nullptr);
+  b.arrive(1, false, nullptr);  // phase 0 completes, nobody has waited
+  CHECK(b.early_arrive_on());
+  b.arrive(1, false, nullptr);  // phase 1: 1 of 2, before any wait saw phase 0 (a warning, not a misuse)
+  CHECK(b.phase == 1);
+  CHECK(b.test_wait_parity(0));  // the wait's answer is what it would have been
+  b.arrive(1, false, nullptr);   // completes phase 1, after the wait
+  CHECK(b.phase == 2);
+}
+
+TEST_CASE("missing wait: the arrive-on that completes phase k+1 with no wait on phase k is the misuse",
+          "[mbarrier][misuse]") {
+  MbarrierState b = live(2);
+  b.arrive(1, false, nullptr);
+  b.arrive(1, false, nullptr);
+  b.arrive(1, false, nullptr);  // early, not completing
+  CHECK(misuse_of([&] { b.arrive(1, false, nullptr); }) == MisuseKind::missing_wait);
+  CHECK(b.phase == 1);  // a failing op leaves no trace
+  // arrive.expect_tx: its own expect-tx counted, it does not complete the phase, so no misuse
+  b.arrive_expect_tx(16, nullptr);
+  CHECK(b.phase == 1);
+  CHECK(b.tx == 16);
+}
+
 TEST_CASE("a blocking wait proceeds only once its phase completed (or to report a misuse)", "[mbarrier][wait]") {
   MbarrierState uninit;
   CHECK(uninit.wait_would_proceed(0));  // proceeds, and reports "uninitialised"

@@ -200,3 +200,50 @@ TEST_CASE("on-misuse continue: random schedules find the hang too", "[on-misuse]
   CHECK(r.counterexample->kind == Verdict::deadlock);
   CHECK(r.counterexample->root_misuse == MisuseKind::missing_wait);
 }
+
+namespace {
+// DeepGEMM's release in miniature: two CTAs' worth of roles in one, a producer and a consumer
+// each (threads 0 and 1 produce into A and B, threads 2 and 3 consume them); every consumer
+// releases a round on both empty barriers (count 2). Consumer A's round-1 release of B (an
+// arrive-on of empty B's phase 1) may come before producer B's wait for phase 0, yet phase 1
+// cannot complete before that wait: consumer B's own round-1 release follows B's refill, which
+// follows the wait. So no wait's answer can change.
+void early_release() {
+  const std::uint32_t t = P::thread_idx();  // barriers 0, 1: empty A, B; 2, 3: full A, B
+  if (t == 0) {
+    smem_bar(0).init(2);
+    smem_bar(1).init(2);
+    smem_bar(2).init(1);
+    smem_bar(3).init(1);
+  }
+  P::sync_threads();
+  if (t < 2) {  // producer of A (0) or B (1)
+    smem_bar(static_cast<int>(t)).wait_parity(0);
+    smem_bar(2 + static_cast<int>(t)).arrive();
+    smem_bar(static_cast<int>(t)).wait_parity(1);
+  } else {  // consumer of A (2) or B (3): round 0 needs no fill, round 1 its own CTA's
+    smem_bar(0).arrive();
+    smem_bar(1).arrive();
+    smem_bar(static_cast<int>(t)).wait_parity(0);
+    smem_bar(0).arrive();
+    smem_bar(1).arrive();
+  }
+}
+}  // namespace
+
+TEST_CASE("missing wait: an early arrive-on that cannot complete its phase is a warning, and the search verifies",
+          "[on-misuse]") {
+  FunctionProgram prog(shape_of(4, OnMisuse::stop), early_release);
+  ExploreOptions o;
+  o.stop_at_first_bug = false;
+  std::uint64_t bugs = 0;
+  const ExploreResult r = explore(prog, o, [&](const Outcome& out) { bugs += is_bug(out.verdict) ? 1 : 0; });
+  INFO(r.stats.executions << " executions");
+  CHECK_FALSE(r.bug);
+  CHECK(bugs == 0);
+  CHECK(r.stats.complete);
+  CHECK(r.stats.early_arrive_ons > 0);  // consumer 1's round-1 release before the producer's wait, in some order
+  const std::string report = format_report(check_program(prog));
+  CHECK(report.find("warning:") != std::string::npos);
+  CHECK(report.find("missing-wait") != std::string::npos);
+}

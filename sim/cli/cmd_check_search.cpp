@@ -25,6 +25,7 @@ void print_search_json(const CheckCommand& cmd, CliProgram& program, const Check
   j["transitions"] = s.transitions;
   j["spin_iterations"] = s.spin_iterations;
   j["backoff_merges"] = s.backoff_merges;
+  j["early_arrive_ons"] = s.early_arrive_ons;
   j["seconds"] = s.seconds;
   j["complete"] = s.complete;
   j["interrupted"] = s.interrupted;

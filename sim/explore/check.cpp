@@ -196,6 +196,14 @@ std::string format_report(const CheckResult& r, const std::string& replay_token)
                                             s.backoff_merges, Runtime::kBackoffExplored)
                               : std::string())
             : std::string());
+  if (s.early_arrive_ons > 0)
+    out += fmt::format(
+        "warning:  {} arrive-on{} came before any wait saw {} barrier's previous phase complete (PTX's missing-wait "
+        "rule: \"some test_wait/try_wait that returns true must happen before any arrive-on of the next phase\"); "
+        "none completed {} phase, so no wait's answer changed, which compute-sanitizer's synccheck does not report "
+        "either (docs/semantics.md); one that completes it is the misuse missing-wait\n",
+        s.early_arrive_ons, s.early_arrive_ons == 1 ? "" : "s", s.early_arrive_ons == 1 ? "its" : "their",
+        s.early_arrive_ons == 1 ? "its" : "their");
   std::string what = to_string(r.verdict);
   if (r.counterexample) what = fmt::format("bug: {}", to_string(r.counterexample->kind));
   std::string scope;

@@ -385,6 +385,9 @@ void DporSearch::classify_counter(BarrierHistory& h, const StepInfo& step, Event
   // complete before it. One already in its past settles it (in every order); else it races
   // with the newest such wait (run before all of them, it is a misuse).
   if (is_arrival(op) && p > 0) {
+    // None of them yet, and this one did not complete p (that would be the misuse): an early
+    // arrive-on, a warning (ExploreStats::early_arrive_ons).
+    if (it->obs_true.empty() && !step.completed && !op.bar->named) ++early_arrive_ons;
     bool settled = false;
     for (std::uint32_t o : it->obs_true)
       if (events_[o].agent == e.agent || arena_.covers(acc_, events_[o].agent, events_[o].seq)) {

@@ -33,6 +33,7 @@ class DporSearch final : public Strategy, public StepObserver {
   std::uint64_t spin_iterations = 0;
   std::uint64_t spin_noops = 0;
   std::uint64_t backoff_merges = 0;
+  std::uint64_t early_arrive_ons = 0;
   std::uint64_t deepest = 0, clock_bytes = 0;  // see ExploreStats
 
   // A worker explores the subtree below node floor-1 only; races it finds against nodes
@@ -77,14 +78,14 @@ class DporSearch final : public Strategy, public StepObserver {
     increment_checks_.clear();
     awaiting_arrival_.clear();
     awaiting_landing_.clear();
-    counted_before_ = {races,          bound_cut,   spin_iterations,  spin_noops,
-                       backoff_merges, provisional, provisional_incs, provisional_expects};
+    counted_before_ = {races,       bound_cut,        spin_iterations,     spin_noops,      backoff_merges,
+                       provisional, provisional_incs, provisional_expects, early_arrive_ons};
   }
   // The runtime runs the execution again from its start (Runtime::execute): the steps its first
   // attempt reported are reported again, so what they counted is taken back.
   void restart_execution() override {
     std::tie(races, bound_cut, spin_iterations, spin_noops, backoff_merges, provisional, provisional_incs,
-             provisional_expects) = counted_before_;
+             provisional_expects, early_arrive_ons) = counted_before_;
     begin_execution();
   }
 
@@ -204,7 +205,7 @@ class DporSearch final : public Strategy, public StepObserver {
  private:
   // The public counters as the execution began (restart_execution).
   std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
-             std::uint64_t>
+             std::uint64_t, std::uint64_t>
       counted_before_{};
 
   // The races and forced orderings of one step, by its operation's dependence class (the

@@ -255,6 +255,7 @@ bool Exploration::merge(std::vector<WaveResult>& results) {
     dpor_.spin_iterations += w.stats.spin_iterations;
     dpor_.spin_noops += w.stats.spin_noops;
     dpor_.backoff_merges += w.stats.backoff_merges;
+    dpor_.early_arrive_ons += w.stats.early_arrive_ons;
     dpor_.deepest = std::max(dpor_.deepest, w.stats.deepest);
     dpor_.clock_bytes = std::max(dpor_.clock_bytes, w.stats.clock_bytes);
     if (on_execution_)

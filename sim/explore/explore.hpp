@@ -50,6 +50,10 @@ struct ExploreStats {
   // wait after Runtime::kBackoffExplored ordinary re-polls: an exit that depends on how many
   // more polls failed is not explored (docs/model.md).
   std::uint64_t backoff_merges = 0;
+  // Arrive-ons made before any wait saw their barrier's previous phase complete that did not
+  // complete their own phase (DporSearch counts them): PTX's missing-wait rule breached with
+  // no wait's answer changed, which synccheck does not report either: a warning.
+  std::uint64_t early_arrive_ons = 0;
   // dpor, this process: the most steps one execution ran, and the most bytes of vector
   // clocks one execution kept (shared between steps: this stays far below steps x agents).
   std::uint64_t deepest = 0;

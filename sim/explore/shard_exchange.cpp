@@ -76,6 +76,7 @@ nlohmann::json to_json(const WaveResult& w) {
                       {"spin_iterations", w.stats.spin_iterations},
                       {"spin_noops", w.stats.spin_noops},
                       {"backoff_merges", w.stats.backoff_merges},
+                      {"early_arrive_ons", w.stats.early_arrive_ons},
                       {"stopped", w.stopped},
                       {"deferred", deferred}};
   if (w.bug) j["bug"] = outcome_json(*w.bug);
@@ -98,6 +99,7 @@ WaveResult wave_result_from_json(const nlohmann::json& j) {
   w.stats.spin_iterations = u64(j, "spin_iterations");
   w.stats.spin_noops = j.contains("spin_noops") ? u64(j, "spin_noops") : 0;  // (logs of older binaries)
   w.stats.backoff_merges = u64(j, "backoff_merges");
+  w.stats.early_arrive_ons = j.contains("early_arrive_ons") ? u64(j, "early_arrive_ons") : 0;  // (older logs)
   w.stopped = j.at("stopped").get<bool>();
   for (const auto& d : j.at("deferred"))
     w.deferred.push_back({d.at(0).get<std::size_t>(), d.at(1).get<std::vector<AgentId>>(), d.at(2).get<AgentId>()});

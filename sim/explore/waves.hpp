@@ -50,6 +50,7 @@ inline void take_search_figures(DporSearch& dpor, ExploreStats& stats) {
   stats.spin_iterations = dpor.spin_iterations;
   stats.spin_noops = dpor.spin_noops;
   stats.backoff_merges = dpor.backoff_merges;
+  stats.early_arrive_ons = dpor.early_arrive_ons;
   dpor.end_search();
   stats.deepest = dpor.deepest;
   stats.clock_bytes = dpor.clock_bytes;

@@ -91,17 +91,19 @@ void MbarrierState::inval() {
   ++version;
 }
 
-void MbarrierState::refuse_arrive_on(std::int64_t count, std::string_view op) const {
+void MbarrierState::refuse_arrive_on(std::int64_t count, std::string_view op, std::int64_t tx_after) const {
   if (count < 1 || count > kMaxArriveCount)
     throw MisuseError(MisuseKind::count_out_of_range, fmt::format("{}: count {} outside [1, 2^20-1]", op, count));
-  if (!named && !excused && phase > 0 && !phase_observed)
-    throw MisuseError(MisuseKind::missing_wait, fmt::format("{} in phase {} but no wait returned true for phase {} "
-                                                            "(PTX 'missing wait' rule) ({})",
-                                                            op, phase, phase - 1, describe()));
   if (count > pending)
     throw MisuseError(MisuseKind::over_arrival,
                       fmt::format("{} of {} with only {} pending: over-arrival ({})", op, count, pending, describe()));
-  throw std::logic_error("mbcheck: refuse_arrive_on called on a legal arrive-on");
+  if (early_arrive_on() && count == pending && tx_after == 0)
+    throw MisuseError(MisuseKind::missing_wait,
+                      fmt::format("{} completes phase {} but no wait returned true for phase {} "
+                                  "(PTX 'missing wait' rule: a wait for phase {} now finds it "
+                                  "incomplete) ({})",
+                                  op, phase, phase - 1, phase - 1, describe()));
+  if (!early_arrive_on()) throw std::logic_error("mbcheck: refuse_arrive_on called on a legal arrive-on");
 }
 
 MbarrierToken MbarrierState::arrive_drop(std::int64_t count, bool* completed) {

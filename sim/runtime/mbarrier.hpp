@@ -77,11 +77,14 @@ struct MbarrierState {
   std::uint32_t id = 0;  // runtime's registry index (0: not seen yet)
   Life life = Life::uninitialized;
   bool phase_observed = false;  // a wait returned true since the last completion ("missing wait")
-  std::int64_t phase = 0;       // full phase count; hardware exposes only its parity
-  std::uint32_t expected = 0;   // what pending resets to on completion
-  std::uint32_t pending = 0;    // arrivals still missing in the current phase
-  std::int32_t tx = 0;          // pending transaction bytes (signed: copies may land early)
-  std::uint64_t version = 0;    // bumped on every state change (spin-loop detection)
+  // An arrive-on now would come before any wait saw the previous phase complete (PTX's
+  // missing-wait rule): a misuse if it completes the phase, else a warning (check_arrive_on).
+  bool early_arrive_on() const { return !named && !excused && phase > 0 && !phase_observed; }
+  std::int64_t phase = 0;      // full phase count; hardware exposes only its parity
+  std::uint32_t expected = 0;  // what pending resets to on completion
+  std::uint32_t pending = 0;   // arrivals still missing in the current phase
+  std::int32_t tx = 0;         // pending transaction bytes (signed: copies may land early)
+  std::uint64_t version = 0;   // bumped on every state change (spin-loop detection)
   // The counter behind a named barrier (bar.sync/bar.arrive) or a rendezvous, not an mbarrier:
   // arrivals need no wait on the phase before (surplus arrivals are legal there, if rarely
   // meant), and a wait for a generation is answered by it however many came after (no aliasing).
@@ -132,12 +135,17 @@ struct MbarrierState {
       not_live(op);
   }
   [[noreturn]] void not_live(std::string_view op) const;
-  void check_arrive_on(std::int64_t count, std::string_view op) const {  // throws, changes nothing
+  // Throws, changes nothing; `extra_tx`: the op's own expect-tx, applied after the check. The
+  // missing-wait rule is checked on the arrive-on that would complete the phase: one made
+  // earlier changes no wait's answer (a wait for the previous phase still finds it complete),
+  // which is how compute-sanitizer's synccheck and the H100 treat it (refuse_arrive_on).
+  void check_arrive_on(std::int64_t count, std::string_view op, std::int64_t extra_tx = 0) const {
     if (count < 1 || count > kMaxArriveCount || (!named && !excused && phase > 0 && !phase_observed) || count > pending)
         [[unlikely]]
-      refuse_arrive_on(count, op);
+      refuse_arrive_on(count, op, tx + extra_tx);
   }
-  [[noreturn]] void refuse_arrive_on(std::int64_t count, std::string_view op) const;
+  // Throws, or returns for an early arrive-on that does not complete the phase.
+  void refuse_arrive_on(std::int64_t count, std::string_view op, std::int64_t tx_after) const;
   bool arrive_on(std::int64_t count, std::string_view op);  // the common arrive-on step
   bool complete_if_done();
   void check_tx(std::int64_t new_tx, std::string_view op) const {
@@ -184,7 +192,7 @@ inline MbarrierToken MbarrierState::arrive_expect_tx(std::int64_t bytes, bool* c
   if (bytes < 0 || bytes > kMaxTxCount) [[unlikely]]
     refuse_tx_bytes("arrive.expect_tx", bytes);
   check_tx(tx + bytes, "arrive.expect_tx");
-  check_arrive_on(1, "arrive.expect_tx");  // before changing anything: a failing op leaves no trace
+  check_arrive_on(1, "arrive.expect_tx", bytes);  // before changing anything: a failing op leaves no trace
   MbarrierToken token{id, false, phase, pending};
   tx += static_cast<std::int32_t>(bytes);  // expect-tx first, then arrive-on(1)
   bool done = arrive_on(1, "arrive.expect_tx");

@@ -192,8 +192,8 @@ bool Explorer::arrive_step(State& s, int k) const {
     if ((a.tracked >> c & 1) && s.cpas[c].status != 2) return false;
   Barrier& b = bar(s, cta_of(arv_issuer_[static_cast<std::size_t>(k)]), arv_bar_[static_cast<std::size_t>(k)]);
   require_live(b);
-  if (b.phase > 0 && !b.observed) misuse("missing-wait");
   if (b.pending < 1) misuse("over-arrival");
+  if (b.phase > 0 && !b.observed && b.pending == 1 && b.tx == 0) misuse("missing-wait");  // completing it
   Clock own(static_cast<std::size_t>(agents_), 0);
   for (std::size_t c = 0; c < s.cpas.size(); ++c)
     if (a.tracked >> c & 1)

@@ -47,8 +47,10 @@ void Explorer::arrive(Thread& t, int g, Barrier& b, const Instr& in, bool remote
     check_tx(b.tx + in.arg);
   }
   if (drop && b.expected < 1) misuse("count-out-of-range");
-  if (b.phase > 0 && !b.observed) misuse("missing-wait");
   if (b.pending < 1) misuse("over-arrival");
+  // The missing-wait rule, on the arrive-on that completes the phase (its own expect-tx
+  // counted): an earlier one leaves every wait's answer as it was (docs/semantics.md).
+  if (b.phase > 0 && !b.observed && b.pending == 1 && b.tx + (with_tx ? in.arg : 0) == 0) misuse("missing-wait");
   if (no_complete && b.pending == 1 && b.tx == 0) misuse("nocomplete-completes");
   if (no_complete) t.regs.push_back(b.pending);  // the token's pending_count: before the arrive
   if (in.op == Stmt::arrive_token) t.token[in.bar] = b.phase + 1;
