@@ -146,8 +146,8 @@ bool Runtime::test_wait(MbarrierState& bar, std::int64_t phase, OpKind kind, con
     classify_poll(*current_, bar, awaited, kind, op);  // a spin iteration? (spin_loops.hpp)
   }
   // A bool try_wait (not a token's, not a status's: those come with no state): one whose two
-  // paths meet at the wait it guards is that wait. Probed from its state where every write of
-  // the program is tracked (guarded_tries.cpp), else learnt (guarded_tries_learnt.cpp). Only
+  // paths meet at the wait it guards is that wait. Probed from its state in device code
+  // (Program::device_code(): guarded_tries.cpp), else learnt (guarded_tries_learnt.cpp). Only
   // for a search's classification (an observer's): a run or a fuzzing campaign makes the same
   // steps either way.
   const bool bool_try = kind == OpKind::try_wait && !token && current_ && !over_ && !current_->snapshot.empty() &&

@@ -236,7 +236,7 @@ Outcome::Located Runtime::located(const CallSite& site, std::string text) const 
 bool Runtime::access_data(const void* addr, std::size_t bytes, bool write, std::uint32_t site, bool atomic) {
   if (over_ || !current_) return true;
   // On a bool try's probe: a read is noted (the paths must read alike), a write ends the probe.
-  if (current_->guard_probe != GuardProbeStage::none) [[unlikely]] {
+  if (guard_probing()) [[unlikely]] {
     guard_probe_access(addr, bytes, write);
     return true;
   }
@@ -294,7 +294,7 @@ void Runtime::untracked_store(const void* addr) noexcept {
       in(current_->guard_state.data(), current_->guard_state.capacity()) ||
       in(current_->snapshot.data(), current_->snapshot.capacity()) || in(probe_.saved.data(), probe_.saved.capacity()))
     return;
-  if (current_->guard_probe != GuardProbeStage::none) guard_probe_spoil();  // state off the stack
+  if (guard_probing()) guard_probe_spoil();  // state off the stack
   current_->stored_since_poll = true;
   current_->loads_in_loop = 0;
   current_->guard_touched = true;
